@@ -1,0 +1,1 @@
+"""Benchmarks: each prints a table and writes JSON. Run them with ``tiered-memory bench``."""

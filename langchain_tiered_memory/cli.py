@@ -1,0 +1,148 @@
+"""The ``tiered-memory`` command line.
+
+Example (shell)::
+
+    tiered-memory bench tokens --data ../shared/data/locomo/locomo_dev.json \\
+        --context-window 4096 --out bench-results/tokens-4096.json
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TimeRemainingColumn
+from rich.table import Table
+
+from langchain_tiered_memory.bench.datasets import default_data_path
+
+app = typer.Typer(
+    name="tiered-memory",
+    help="Tiered memory for LangChain and LangGraph agents.",
+    no_args_is_help=True,
+    add_completion=False,
+)
+bench_app = typer.Typer(
+    help="Benchmarks: each prints a table and writes JSON.", no_args_is_help=True
+)
+app.add_typer(bench_app, name="bench")
+
+console = Console()
+
+
+def _progress() -> Progress:
+    return Progress(
+        "[progress.description]{task.description}",
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeRemainingColumn(),
+        console=console,
+        transient=True,
+    )
+
+
+def write_json(result: dict[str, Any], out: Path | None) -> None:
+    """Write a bench result as JSON (creating folders) and say where."""
+    if out is None:
+        return
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(json.dumps(result, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+    console.print(f"wrote {out}")
+
+
+def print_table(title: str, rows: dict[str, Any]) -> None:
+    """Print scalar results as a two-column table."""
+    table = Table(title=title)
+    table.add_column("metric")
+    table.add_column("value", justify="right")
+    for key, value in rows.items():
+        if isinstance(value, (int, float, str)) or value is None:
+            table.add_row(key, str(value))
+    console.print(table)
+
+
+@app.callback()
+def main(
+    verbose: Annotated[bool, typer.Option("--verbose", "-v", help="Log at INFO level.")] = False,
+) -> None:
+    """Tiered memory for LangChain and LangGraph agents."""
+    logging.basicConfig(level=logging.INFO if verbose else logging.WARNING)
+
+
+def _summarizer_factory(summarizer: str) -> Any:
+    if summarizer == "extractive":
+        return None
+    from langchain.chat_models import init_chat_model
+
+    from langchain_tiered_memory.summarize import LLMSummarizer
+
+    chat = init_chat_model(summarizer)
+    return lambda counter: LLMSummarizer(chat, counter=counter)
+
+
+@app.command()
+def demo(
+    context_window: Annotated[
+        int, typer.Option(help="Window in tokens (small, so compression shows).")
+    ] = 1024,
+) -> None:
+    """Replay a scripted multi-session conversation and show the memory working."""
+    from langchain_tiered_memory.demo import run_demo
+
+    result = run_demo(console=console, context_window=context_window)
+    if result.max_prompt_tokens > result.input_budget:
+        raise typer.Exit(code=1)
+
+
+@bench_app.command("tokens")
+def bench_tokens(
+    data: Annotated[Path, typer.Option(help="LoCoMo-format JSON file.")] = default_data_path(
+        "locomo/locomo_dev.json"
+    ),
+    context_window: Annotated[int, typer.Option(help="Context window in tokens.")] = 4096,
+    model: Annotated[str, typer.Option(help="Model whose tokenizer counts.")] = "gpt-4o-mini",
+    summarizer: Annotated[
+        str, typer.Option(help="'extractive' (no LLM) or an init_chat_model string.")
+    ] = "extractive",
+    limit: Annotated[int | None, typer.Option(help="Only the first N conversations.")] = None,
+    out: Annotated[Path | None, typer.Option(help="Write the JSON result here.")] = None,
+    plot: Annotated[
+        Path | None, typer.Option(help="Draw prompt tokens per turn to this PNG.")
+    ] = None,
+) -> None:
+    """Replay conversations turn by turn; check every prompt against the budget."""
+    from langchain_tiered_memory.bench.datasets import load_locomo
+    from langchain_tiered_memory.bench.tokens import plot_tokens, run_tokens_bench
+
+    conversations = load_locomo(data)[:limit]
+    total = sum(len(c.dialog_turns()) for c in conversations)
+    with _progress() as progress:
+        task = progress.add_task(f"replaying {len(conversations)} conversations", total=total)
+        result = run_tokens_bench(
+            conversations,
+            model=model,
+            context_window=context_window,
+            summarizer_factory=_summarizer_factory(summarizer),
+            on_turn=lambda n: progress.advance(task, n),
+            keep_series=plot is not None,
+        )
+    result["data"] = str(data)
+    result["summarizer"] = summarizer
+    print_table(f"tokens bench (window {context_window})", result)
+    if plot is not None:
+        plot_tokens(result, str(plot))
+        console.print(f"plotted {plot}")
+        for conv in result["per_conversation"]:
+            conv.pop("prompt_tokens", None)
+            conv.pop("full_history_tokens", None)
+    write_json(result, out)
+    if result["violations"]:
+        raise typer.Exit(code=1)
+
+
+if __name__ == "__main__":  # pragma: no cover
+    app()

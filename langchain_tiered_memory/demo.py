@@ -1,0 +1,175 @@
+"""The offline demo: replay a scripted multi-session conversation and show the
+memory at work - a token bar per turn, compressions and page-outs, and at the
+end where each early fact sits in the late questions' context.
+
+Run it with ``tiered-memory demo``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from langchain_core.language_models import BaseChatModel
+from langchain_core.messages import AIMessage, HumanMessage, SystemMessage
+from rich.console import Console
+from rich.text import Text
+
+from langchain_tiered_memory.buffer import SUMMARY_HEADER
+from langchain_tiered_memory.context import CORE_HEADER, RECALL_HEADER, ContextWindow
+from langchain_tiered_memory.demo_script import LATE_QUESTIONS, SESSIONS
+from langchain_tiered_memory.memory import TieredMemory
+from langchain_tiered_memory.turns import message_text
+
+__all__ = ["SYSTEM_PROMPT", "DemoResult", "locate_fact", "run_demo", "token_bar"]
+
+SYSTEM_PROMPT = (
+    "You are Maya's personal assistant. Be concise. Respect every constraint in "
+    "core memory, and use recalled memories when they answer the question."
+)
+_COLOURS = {"system": "magenta", "core": "yellow", "buffer": "cyan", "recall": "green"}
+
+
+def token_bar(context: ContextWindow, width: int = 50) -> Text:
+    """A bar of tokens per section, scaled to the input budget.
+
+    Example:
+        >>> from langchain_tiered_memory import TieredMemory
+        >>> m = TieredMemory(context_window=1024, system_prompt="Hi.")
+        >>> len(token_bar(m.build_context(), width=20).plain)
+        22
+    """
+    bar = Text("[")
+    used = 0
+    for section, colour in _COLOURS.items():
+        cells = round(width * context.usage.get(section, 0) / context.input_budget)
+        cells = max(cells, 1) if context.usage.get(section, 0) else 0
+        cells = min(cells, width - used)
+        bar.append("█" * cells, style=colour)
+        used += cells
+    bar.append("·" * (width - used), style="dim")
+    bar.append("]")
+    return bar
+
+
+def locate_fact(context: ContextWindow, needle: str) -> str | None:
+    """Which part of the assembled context holds ``needle`` (case-insensitive)."""
+    needle = needle.lower()
+    for message in context.messages[1:]:
+        text = message_text(message)
+        if needle not in text.lower():
+            continue
+        if isinstance(message, SystemMessage):
+            if text.startswith(CORE_HEADER):
+                return "core memory"
+            if text.startswith(RECALL_HEADER):
+                return "recall"
+            if text.startswith(SUMMARY_HEADER.split("{", 1)[0]):
+                return "running summary"
+        return "recent turns"
+    return None
+
+
+@dataclass
+class DemoResult:
+    """What the demo found, for tests and scripts."""
+
+    turns: int = 0
+    max_prompt_tokens: int = 0
+    input_budget: int = 0
+    compressions: int = 0
+    archived_turns: int = 0
+    answers: list[dict[str, Any]] = field(default_factory=list)
+
+    @property
+    def all_facts_in_context(self) -> bool:
+        """True when every late question's facts reached its context."""
+        return all(all(a["found"].values()) for a in self.answers)
+
+
+def run_demo(
+    *,
+    console: Console | None = None,
+    context_window: int = 1024,
+    model: BaseChatModel | None = None,
+    memory_factory: Callable[[], TieredMemory] | None = None,
+) -> DemoResult:
+    """Replay the scripted conversation and report what the memory kept.
+
+    Args:
+        console: Where to print (default: a new rich console).
+        context_window: Small by default, so compression shows up quickly.
+        model: Answers the late questions when given; otherwise the demo
+            shows the context a model would receive.
+        memory_factory: Builds the memory (default: a :class:`TieredMemory`).
+    """
+    console = console or Console()
+    memory = (
+        memory_factory()
+        if memory_factory
+        else TieredMemory(context_window=context_window, system_prompt=SYSTEM_PROMPT)
+    )
+    result = DemoResult(input_budget=memory.budget.input_budget)
+    console.rule("langchain-tiered-memory demo")
+    console.print(memory.budget.describe(), style="dim")
+    legend = Text("bar: ")
+    for section, colour in _COLOURS.items():
+        legend.append(f"{section} ", style=colour)
+    console.print(legend)
+    number = 0
+    for title, turns in SESSIONS:
+        console.rule(title, style="dim")
+        for turn in turns:
+            number += 1
+            memory.add_messages([HumanMessage(turn.user)])
+            context = memory.build_context()
+            result.max_prompt_tokens = max(result.max_prompt_tokens, context.total_tokens)
+            events = memory.add_messages([AIMessage(turn.reply)])
+            line = Text(f"{number:>3} ")
+            line.append_text(token_bar(context))
+            line.append(f" {context.total_tokens:>5}/{context.input_budget} ")
+            line.append(turn.user[:40], style="dim")
+            console.print(line)
+            for event in events:
+                console.print(
+                    f"    ↳ {event.kind}: turns {list(event.evicted_turns)} paged out to the "
+                    f"archive, buffer {event.tokens_before} → {event.tokens_after} tokens",
+                    style="bold blue",
+                )
+    console.rule("Late questions", style="dim")
+    for question, needles in LATE_QUESTIONS:
+        number += 1
+        memory.add_messages([HumanMessage(question)])
+        context = memory.build_context()
+        result.max_prompt_tokens = max(result.max_prompt_tokens, context.total_tokens)
+        found = {needle: locate_fact(context, needle) for needle in needles}
+        if model is not None:
+            reply = message_text(model.invoke(context.messages))
+        else:
+            reply = "(no model given: the context above is what a model would receive)"
+        memory.add_messages([AIMessage(reply)])
+        result.answers.append(
+            {
+                "question": question,
+                "found": found,
+                "reply": reply,
+                "total_tokens": context.total_tokens,
+            }
+        )
+        console.print(Text(f"Q: {question}", style="bold"))
+        console.print(token_bar(context))
+        for needle, where in found.items():
+            style = "green" if where else "red"
+            console.print(f"   fact {needle!r}: {where or 'NOT in context'}", style=style)
+        console.print(f"   A: {reply}")
+    result.turns = number
+    result.compressions = sum(1 for e in memory.events if e.kind == "compression")
+    result.archived_turns = len(getattr(memory.archive, "turns", []))
+    console.rule("Summary")
+    console.print(
+        f"{result.turns} turns, largest prompt {result.max_prompt_tokens} tokens "
+        f"(budget {result.input_budget}), {result.compressions} compressions, "
+        f"{result.archived_turns} turns archived."
+    )
+    return result

@@ -1,0 +1,296 @@
+"""Summarisers: fold evicted turns into the running summary.
+
+A summariser takes the previous running summary and the turns being evicted
+and returns the new summary (recursive summarisation, as in MemGPT). Two ship:
+
+* :class:`ExtractiveSummarizer` - no LLM, no cost: keeps the sentences of each
+  turn that carry verifiable entities (numbers, dates, names, places,
+  decisions), tagged with their turn number so they can be traced back to the
+  archive.
+* :class:`LLMSummarizer` - any LangChain chat model, with a prompt that keeps
+  times, places, people, quantities and decisions.
+
+Any object with ``summarize`` / ``asummarize`` of the same signature works.
+A summariser signals failure by raising :class:`SummarizationError` (or any
+exception); the buffer then stays exactly as it was.
+
+Example:
+    >>> from langchain_core.messages import AIMessage, HumanMessage
+    >>> from langchain_tiered_memory.tokens import OpenAITokenCounter
+    >>> from langchain_tiered_memory.turns import Turn
+    >>> turn = Turn(0, (HumanMessage("I fly to Lisbon on 12 May at 9:40."),
+    ...                 AIMessage("Noted, have a good trip!")))
+    >>> s = ExtractiveSummarizer(OpenAITokenCounter("gpt-4o-mini"))
+    >>> print(s.summarize("", [turn], max_tokens=60))
+    [t0] user: I fly to Lisbon on 12 May at 9:40.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import concurrent.futures
+import re
+from collections.abc import Sequence
+from typing import Protocol, runtime_checkable
+
+from langchain_core.language_models import BaseChatModel
+from langchain_core.messages import AIMessage, HumanMessage, SystemMessage
+
+from langchain_tiered_memory.clipping import clip_text
+from langchain_tiered_memory.tokens import TokenCounter
+from langchain_tiered_memory.turns import Turn, message_text
+
+__all__ = [
+    "DEFAULT_SUMMARY_PROMPT",
+    "ExtractiveSummarizer",
+    "LLMSummarizer",
+    "SummarizationError",
+    "Summarizer",
+]
+
+
+class SummarizationError(RuntimeError):
+    """The summariser failed; the buffer is left unchanged and retried later."""
+
+
+@runtime_checkable
+class Summarizer(Protocol):
+    """Folds turns into a running summary of at most ``max_tokens`` tokens."""
+
+    def summarize(self, summary: str, turns: Sequence[Turn], *, max_tokens: int) -> str:
+        """Return the new running summary."""
+        ...
+
+    async def asummarize(self, summary: str, turns: Sequence[Turn], *, max_tokens: int) -> str:
+        """Async twin of :meth:`summarize`."""
+        ...
+
+
+# --- extractive ------------------------------------------------------------
+
+_SENTENCE = re.compile(r"(?<=[.!?。！？])\s+|\n+")
+_LINE = re.compile(r"^\[t(\d+)\]")
+_MONTHS = (
+    "january|february|march|april|may|june|july|august|september|october|"
+    "november|december|jan|feb|mar|apr|jun|jul|aug|sep|sept|oct|nov|dec|"
+    "monday|tuesday|wednesday|thursday|friday|saturday|sunday|today|tomorrow|"
+    "yesterday|week|month|year"
+)
+_SIGNALS: tuple[tuple[re.Pattern[str], float], ...] = (
+    (re.compile(r"\d"), 2.0),
+    (re.compile(rf"\b({_MONTHS})\b", re.I), 1.5),
+    (re.compile(r"(?<!^)(?<![.!?]\s)\b[A-Z][a-z]{2,}"), 1.0),
+    (
+        re.compile(
+            r"\b(decid\w*|agree\w*|plan\w*|will|going to|allerg\w*|prefer\w*|"
+            r"love|hate|favou?rite|never|always|moved?|live|work\w*|name|"
+            r"birthday|remember|promise\w*|need|must|deadline)\b",
+            re.I,
+        ),
+        1.5,
+    ),
+    (re.compile(r"[年月日号点]|[一二三四五六七八九十百千万]+|过敏|喜欢|计划|决定|搬"), 1.5),
+    (re.compile(r"\b(I|I'm|I've|my|me)\b"), 0.5),
+)
+
+
+def _score(sentence: str) -> float:
+    score = 0.0
+    for pattern, weight in _SIGNALS:
+        if pattern.search(sentence):
+            score += weight
+    return score
+
+
+class ExtractiveSummarizer:
+    """A summariser that needs no model: keeps the entity-bearing sentences.
+
+    For each evicted turn it keeps up to ``sentences_per_turn`` of the
+    highest-scoring sentences per speaker (numbers, dates, capitalised names,
+    decisions and preferences score highest), each line tagged ``[tN]`` with
+    its turn number. When the summary grows past ``max_tokens``, the
+    lowest-scoring lines go first (oldest first among equals); their turns
+    stay in the archive.
+
+    Args:
+        counter: The memory's token counter.
+        sentences_per_turn: Sentences kept per speaker per turn.
+        max_sentence_tokens: Longer sentences are clipped to this.
+    """
+
+    def __init__(
+        self,
+        counter: TokenCounter,
+        *,
+        sentences_per_turn: int = 1,
+        max_sentence_tokens: int = 48,
+    ) -> None:
+        self.counter = counter
+        self.sentences_per_turn = sentences_per_turn
+        self.max_sentence_tokens = max_sentence_tokens
+
+    def _turn_lines(self, turn: Turn) -> list[str]:
+        lines: list[str] = []
+        for message in turn.messages:
+            if not isinstance(message, HumanMessage | AIMessage):
+                continue
+            text = " ".join(message_text(message).split())
+            if not text:
+                continue
+            sentences = [s for s in _SENTENCE.split(text) if s.strip()]
+            ranked = [
+                pair
+                for pair in sorted(enumerate(sentences), key=lambda p: (-_score(p[1]), p[0]))
+                if _score(pair[1]) > 0
+            ][: self.sentences_per_turn]
+            if not ranked:
+                continue  # small talk: nothing verifiable to keep
+            kept = " ".join(s for _, s in sorted(ranked))
+            kept = clip_text(kept, self.max_sentence_tokens, self.counter)
+            role = message.name or ("user" if isinstance(message, HumanMessage) else "assistant")
+            lines.append(f"[t{turn.index}] {role}: {kept}")
+        return lines
+
+    def summarize(self, summary: str, turns: Sequence[Turn], *, max_tokens: int) -> str:
+        """Append the new turns' key sentences, then trim to ``max_tokens``."""
+        lines = [line for line in summary.splitlines() if line.strip()]
+        new = [line for turn in turns for line in self._turn_lines(turn)]
+        if not new and turns:
+            # nothing verifiable: say so, so the summary still accounts for them
+            new = [f"[t{turns[0].index}-t{turns[-1].index}] small talk, no details kept"]
+        lines.extend(new)
+        return self._fit(lines, max_tokens)
+
+    async def asummarize(self, summary: str, turns: Sequence[Turn], *, max_tokens: int) -> str:
+        """Async twin of :meth:`summarize` (pure CPU, runs inline)."""
+        return self.summarize(summary, turns, max_tokens=max_tokens)
+
+    def _fit(self, lines: list[str], max_tokens: int) -> str:
+        text = "\n".join(lines)
+        if self.counter.count_text(text) <= max_tokens:
+            return text
+        costs = [self.counter.count_text(line) + 1 for line in lines]
+        total = sum(costs)
+        order = sorted(range(len(lines)), key=lambda i: (_score(lines[i]), i))
+        dropped: set[int] = set()
+        for i in order:
+            if total <= max_tokens:
+                break
+            dropped.add(i)
+            total -= costs[i]
+        kept = [line for i, line in enumerate(lines) if i not in dropped]
+        text = "\n".join(kept)
+        while kept and self.counter.count_text(text) > max_tokens:
+            kept.pop(0)
+            text = "\n".join(kept)
+        return text
+
+
+# --- LLM ---------------------------------------------------------------------
+
+DEFAULT_SUMMARY_PROMPT = """You maintain the running summary of a long conversation \
+between a user and an assistant. Merge the new turns into the existing summary.
+
+Rules:
+- Keep every verifiable detail: dates and times, places, people's names, \
+quantities and numbers, decisions, commitments, preferences, allergies and \
+health facts, and what the user asked the assistant to remember.
+- Prefer the latest information when facts change, and say what changed \
+("moved from Paris to Berlin in May").
+- Do not invent anything. Do not add advice. Write in the conversation's language.
+- Tag facts with the turn numbers they come from, like [t12].
+- At most {max_words} words.
+
+Existing summary:
+{summary}
+
+New turns:
+{turns}
+
+Return only the updated summary."""
+
+
+class LLMSummarizer:
+    """Summarise with any LangChain chat model.
+
+    Args:
+        model: The chat model.
+        prompt: Template with ``{summary}``, ``{turns}`` and ``{max_words}``.
+        timeout: Seconds before the call counts as failed.
+        counter: When given, an over-long summary is clipped to ``max_tokens``
+            with a marker rather than rejected.
+
+    Raises (from ``summarize``):
+        SummarizationError: on an exception, a timeout or an empty reply. The
+            caller keeps the buffer unchanged.
+
+    Example:
+        >>> from langchain_core.language_models import GenericFakeChatModel
+        >>> fake = GenericFakeChatModel(messages=iter([AIMessage("User: Ana, Lisbon.")]))
+        >>> LLMSummarizer(fake).summarize("", [Turn(0, (HumanMessage("I'm Ana"),))],
+        ...                               max_tokens=50)
+        'User: Ana, Lisbon.'
+    """
+
+    def __init__(
+        self,
+        model: BaseChatModel,
+        *,
+        prompt: str = DEFAULT_SUMMARY_PROMPT,
+        timeout: float = 60.0,
+        counter: TokenCounter | None = None,
+    ) -> None:
+        for key in ("{summary}", "{turns}", "{max_words}"):
+            if key not in prompt:
+                raise ValueError(f"The summary prompt must contain {key}.")
+        self.model = model
+        self.prompt = prompt
+        self.timeout = timeout
+        self.counter = counter
+        self.calls = 0
+
+    def _messages(
+        self, summary: str, turns: Sequence[Turn], max_tokens: int
+    ) -> list[SystemMessage]:
+        rendered = "\n\n".join(f"[t{t.index}]\n{t.transcript()}" for t in turns)
+        text = self.prompt.format(
+            summary=summary or "(none yet)",
+            turns=rendered,
+            max_words=max(20, int(max_tokens * 0.7)),
+        )
+        return [SystemMessage(text)]
+
+    def _check(self, reply: object, max_tokens: int) -> str:
+        text = message_text(reply).strip() if isinstance(reply, AIMessage) else ""
+        if not text:
+            raise SummarizationError("The summariser returned an empty summary.")
+        if self.counter is not None:
+            text = clip_text(text, max_tokens, self.counter, note="; summary clipped")
+        return text
+
+    def summarize(self, summary: str, turns: Sequence[Turn], *, max_tokens: int) -> str:
+        """Call the model (in a worker thread, so ``timeout`` is enforced)."""
+        self.calls += 1
+        messages = self._messages(summary, turns, max_tokens)
+        pool = concurrent.futures.ThreadPoolExecutor(max_workers=1)
+        try:
+            reply = pool.submit(self.model.invoke, messages).result(timeout=self.timeout)
+        except concurrent.futures.TimeoutError as exc:
+            raise SummarizationError(f"The summariser timed out after {self.timeout}s.") from exc
+        except Exception as exc:
+            raise SummarizationError(f"The summariser failed: {exc!r}") from exc
+        finally:
+            pool.shutdown(wait=False)
+        return self._check(reply, max_tokens)
+
+    async def asummarize(self, summary: str, turns: Sequence[Turn], *, max_tokens: int) -> str:
+        """Async twin of :meth:`summarize`."""
+        self.calls += 1
+        messages = self._messages(summary, turns, max_tokens)
+        try:
+            reply = await asyncio.wait_for(self.model.ainvoke(messages), self.timeout)
+        except asyncio.TimeoutError as exc:
+            raise SummarizationError(f"The summariser timed out after {self.timeout}s.") from exc
+        except Exception as exc:
+            raise SummarizationError(f"The summariser failed: {exc!r}") from exc
+        return self._check(reply, max_tokens)

