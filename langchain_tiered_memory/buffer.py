@@ -343,7 +343,7 @@ def _finish(
     try:
         if evict:
             archive(evict)
-    except Exception as exc:
+    except Exception as exc:  # noqa: BLE001 - a failing archive must not lose turns
         logger.error("archiving turns %s failed (%r); buffer left unchanged", evicted_ids, exc)
         event = CompressionEvent(
             "archive_failed", trigger, before, before, (), state.summary_tokens, repr(exc)
@@ -425,7 +425,7 @@ def compress(
         )
         if not summary or not summary.strip():
             raise ValueError("empty summary")
-    except Exception as exc:
+    except Exception as exc:  # noqa: BLE001 - any summariser failure leaves the buffer as is
         summary, error = None, exc
     return _finish(state, trigger, evict, keep, summary, error, archive, counter, budget)
 
@@ -454,6 +454,6 @@ async def acompress(
         )
         if not summary or not summary.strip():
             raise ValueError("empty summary")
-    except Exception as exc:
+    except Exception as exc:  # noqa: BLE001 - any summariser failure leaves the buffer as is
         summary, error = None, exc
     return _finish(state, trigger, evict, keep, summary, error, archive, counter, budget)

@@ -1,0 +1,228 @@
+"""The write policy: what becomes a memory, where it goes, and how it changes.
+
+:class:`MemoryWriter` watches new turns and
+
+* extracts facts (rule-based at once, or an LLM in batches of ``batch_turns``
+  turns so upkeep costs at most ``1 / batch_turns`` calls per turn);
+* **promotes** only stated, confident facts into core memory; inferred or
+  uncertain ones are returned for the archive, marked "possibly";
+* **updates** without loss: a new fact about the same subject supersedes the
+  old one, which stays in the history with its time and reason;
+* **forgets** on an explicit request ("forget that", "delete everything you
+  know about me"), returning what was removed so the caller removes it from
+  the archive too.
+
+A failed LLM extraction keeps its turns pending and retries after the next
+batch, so no turn is skipped.
+
+Example:
+    >>> from langchain_core.messages import HumanMessage
+    >>> from langchain_tiered_memory.core import CoreMemory
+    >>> from langchain_tiered_memory.turns import Turn
+    >>> writer = MemoryWriter(CoreMemory())
+    >>> _ = writer.observe([Turn(0, (HumanMessage("I live in Paris."),))])
+    >>> _ = writer.observe([Turn(1, (HumanMessage("I moved to Berlin."),))])
+    >>> writer.core.get("home_city").content
+    'moved to Berlin'
+    >>> [f.content for f in writer.core.history("home_city")]
+    ['lives in Paris', 'moved to Berlin']
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Protocol
+
+from langchain_core.messages import HumanMessage
+
+from langchain_tiered_memory.core import CoreFact, CoreMemory, FactUpdate
+from langchain_tiered_memory.extraction import (
+    ExtractedFact,
+    ForgetRequest,
+    RuleBasedExtractor,
+    detect_forget,
+)
+from langchain_tiered_memory.turns import Turn, message_text
+
+logger = logging.getLogger(__name__)
+
+__all__ = ["Extractor", "MemoryWriter", "WriteResult"]
+
+
+class Extractor(Protocol):
+    """Anything with ``extract(turns) -> list[ExtractedFact]`` and a ``calls`` count."""
+
+    calls: int
+
+    def extract(self, turns: Sequence[Turn]) -> list[ExtractedFact]:
+        """Facts found in ``turns``."""
+        ...
+
+    async def aextract(self, turns: Sequence[Turn]) -> list[ExtractedFact]:
+        """Async twin of :meth:`extract`."""
+        ...
+
+
+@dataclass
+class WriteResult:
+    """What one :meth:`MemoryWriter.observe` call did."""
+
+    promoted: list[FactUpdate] = field(default_factory=list)
+    possible: list[ExtractedFact] = field(default_factory=list)
+    forgotten: list[CoreFact] = field(default_factory=list)
+    forget_everything: bool = False
+    extraction_failed: bool = False
+
+
+_STOP = {"my", "the", "a", "an", "that", "this", "about", "what", "i", "said", "you", "it"}
+
+
+class MemoryWriter:
+    """Extract, promote, update and forget facts.
+
+    Args:
+        core: The core memory to write to.
+        extractor: Rule-based by default; an :class:`LLMExtractor` batches.
+        batch_turns: Turns per LLM extraction call (ignored for rule-based).
+        min_confidence: Facts below it are never promoted.
+    """
+
+    def __init__(
+        self,
+        core: CoreMemory,
+        *,
+        extractor: Extractor | None = None,
+        batch_turns: int = 8,
+        min_confidence: float = 0.75,
+    ) -> None:
+        if batch_turns < 1:
+            raise ValueError("batch_turns must be >= 1")
+        if not 0 <= min_confidence <= 1:
+            raise ValueError("min_confidence must be between 0 and 1")
+        self.core = core
+        self.extractor: Extractor = extractor or RuleBasedExtractor()
+        self.batch_turns = batch_turns
+        self.min_confidence = min_confidence
+        self.pending: list[Turn] = []
+        self._batched = not isinstance(self.extractor, RuleBasedExtractor)
+        self._observed_through = -1
+
+    @property
+    def calls(self) -> int:
+        """LLM calls made by the extractor so far."""
+        return int(getattr(self.extractor, "calls", 0))
+
+    def _new(self, turns: Sequence[Turn]) -> list[Turn]:
+        fresh = [t for t in turns if t.index > self._observed_through]
+        if fresh:
+            self._observed_through = max(t.index for t in fresh)
+        return fresh
+
+    def _due(self, flush: bool) -> list[Turn]:
+        if not self._batched:
+            batch, self.pending = self.pending, []
+            return batch
+        if self.pending and (flush or len(self.pending) >= self.batch_turns):
+            return list(self.pending)
+        return []
+
+    def observe(self, turns: Sequence[Turn], *, flush: bool = False) -> WriteResult:
+        """Process turns not seen before (each turn is observed once).
+
+        Args:
+            turns: Recent turns (already-observed ones are skipped).
+            flush: Extract now even if the batch is not full (e.g. at compression).
+        """
+        result = WriteResult()
+        fresh = self._new(turns)
+        self.pending.extend(self._forget_requests(fresh, result))
+        batch = self._due(flush)
+        if batch:
+            try:
+                facts = self.extractor.extract(batch)
+            except Exception as exc:  # noqa: BLE001 - retried with the next batch
+                logger.warning(
+                    "fact extraction failed (%r); %d turns stay pending", exc, len(batch)
+                )
+                result.extraction_failed = True
+                return result
+            self.pending = [t for t in self.pending if t not in batch]
+            self._apply(facts, result)
+        return result
+
+    async def aobserve(self, turns: Sequence[Turn], *, flush: bool = False) -> WriteResult:
+        """Async twin of :meth:`observe`."""
+        result = WriteResult()
+        fresh = self._new(turns)
+        self.pending.extend(self._forget_requests(fresh, result))
+        batch = self._due(flush)
+        if batch:
+            try:
+                facts = await self.extractor.aextract(batch)
+            except Exception as exc:  # noqa: BLE001
+                logger.warning(
+                    "fact extraction failed (%r); %d turns stay pending", exc, len(batch)
+                )
+                result.extraction_failed = True
+                return result
+            self.pending = [t for t in self.pending if t not in batch]
+            self._apply(facts, result)
+        return result
+
+    def _apply(self, facts: Sequence[ExtractedFact], result: WriteResult) -> None:
+        for fact in facts:
+            if fact.stated and fact.confidence >= self.min_confidence:
+                update = self.core.upsert(
+                    CoreFact.new(
+                        fact.subject,
+                        fact.content,
+                        category=fact.category,
+                        confidence=fact.confidence,
+                        stated=True,
+                        source_turn=fact.source_turn,
+                        source="user",
+                        importance=fact.importance,
+                    ),
+                    reason=f"superseded by turn {fact.source_turn}",
+                )
+                if not update.unchanged:
+                    result.promoted.append(update)
+            else:
+                result.possible.append(fact)
+
+    def _forget_requests(self, turns: Sequence[Turn], result: WriteResult) -> list[Turn]:
+        """Carry out forget requests; return the turns left for extraction."""
+        keep: list[Turn] = []
+        for turn in turns:
+            requested = False
+            for message in turn.messages:
+                if isinstance(message, HumanMessage):
+                    request = detect_forget(message_text(message))
+                    if request is not None:
+                        self._forget(request, result)
+                        requested = True
+            if not requested:  # never re-extract what the user asked to forget
+                keep.append(turn)
+        return keep
+
+    def _forget(self, request: ForgetRequest, result: WriteResult) -> None:
+        if request.everything:
+            result.forgotten.extend(self.core.clear())
+            result.forget_everything = True
+            self.pending.clear()
+            return
+        active = self.core.active()
+        if request.target is None:
+            if not active:
+                return
+            latest = max(active, key=lambda f: f.created_at)
+            result.forgotten.extend(self.core.forget(subject=latest.subject))
+            return
+        words = {w for w in re.findall(r"\w+", request.target.lower()) if w not in _STOP}
+        for fact in active:
+            text = f"{fact.subject} {fact.content}".lower()
+            if any(w in text for w in words):
+                result.forgotten.extend(self.core.forget(subject=fact.subject))
