@@ -144,5 +144,48 @@ def bench_tokens(
         raise typer.Exit(code=1)
 
 
+@bench_app.command("gate")
+def bench_gate(
+    memory_questions: Annotated[
+        list[Path] | None,
+        typer.Option(help="LoCoMo or LongMemEval file(s); repeat the option for several."),
+    ] = None,
+    self_contained: Annotated[
+        Path | None, typer.Option(help="JSON list of self-contained requests.")
+    ] = None,
+    conversation: Annotated[
+        Path | None,
+        typer.Option(help="LoCoMo file whose first conversation the requests are gated against."),
+    ] = None,
+    out: Annotated[Path | None, typer.Option(help="Write the JSON result here.")] = None,
+) -> None:
+    """How often the recall gate fires on memory questions vs self-contained requests."""
+    from langchain_tiered_memory.bench.gate import (
+        load_memory_questions,
+        load_self_contained,
+        run_gate_bench,
+    )
+
+    files = memory_questions or [
+        default_data_path("locomo/locomo_dev.json"),
+        default_data_path("longmemeval/longmemeval_s_dev.json.gz"),
+    ]
+    questions, indexes = [], []
+    for path in files:
+        q, i = load_memory_questions(path)
+        questions += q
+        indexes += i
+    requests = load_self_contained(self_contained)
+    _, real = load_memory_questions(conversation or files[0])
+    with _progress() as progress:
+        task = progress.add_task("gating", total=len(questions) + len(requests))
+        result = run_gate_bench(
+            questions, indexes, requests, real[0], on_item=lambda n: progress.advance(task, n)
+        )
+    result["memory_question_files"] = [str(f) for f in files]
+    print_table("recall gate bench", result)
+    write_json(result, out)
+
+
 if __name__ == "__main__":  # pragma: no cover
     app()

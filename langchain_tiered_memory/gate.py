@@ -1,0 +1,426 @@
+"""The recall gate: is recall needed before answering this message?
+
+Searching the archive on every turn wastes time and pollutes the prompt with
+noise ("what's 17 x 23" needs no memories). :func:`decide_recall` is a cheap,
+explainable decision - no LLM by default - returning a :class:`GateDecision`
+with its reason. Signals, cheapest first:
+
+1. a **reference back** in time ("last time", "I told you", "remember", "上次");
+2. a **question about the user** ("when is my...", "what did I...", "我的...");
+3. a **personal request** whose answer a known fact could change
+   ("recommend", "suggest", "plan", "book" - the allergy before a restaurant);
+4. **names and entities already in the archive** (a keyword-index lookup);
+5. optionally, the **top archive similarity** above a threshold.
+
+:func:`should_recall` is the one-line LangGraph router on top. An optional
+:class:`LLMGate` asks a model instead, falling back to the heuristic when
+the model fails.
+
+Example:
+    >>> decide_recall("What's 17 * 23?").recall
+    False
+    >>> d = decide_recall("What did I tell you about my sister last time?")
+    >>> d.recall, d.reason
+    (True, "refers back in time ('last time')")
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+import time
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from langchain_core.language_models import BaseChatModel
+from langchain_core.messages import SystemMessage
+from pydantic import BaseModel, Field
+
+__all__ = [
+    "EntityLookup",
+    "GateConfig",
+    "GateDecision",
+    "LLMGate",
+    "TermIndex",
+    "candidate_entities",
+    "decide_recall",
+    "should_recall",
+]
+
+#: Returns the subset of ``terms`` the user's archive contains.
+EntityLookup = Callable[[Sequence[str]], set[str]]
+
+_BACK_REFERENCE = re.compile(
+    r"\b(last time|earlier|before|previously|again|remember|remind me|recall|"
+    r"i (?:told|said|mentioned|asked|shared|wrote)|you (?:said|told|suggested|recommended|"
+    r"mentioned)|we (?:talked|discussed|spoke|chatted|said)|as usual|like always|"
+    r"the other day|last (?:week|month|year|night|weekend|summer|winter|spring|fall|session)|"
+    r"(?:a|two|few|couple of) (?:days|weeks|months|years) ago|ago|back then|"
+    r"still|anymore|any more|used to|so far|lately|recently|how many times|"
+    r"how long (?:have|did))\b|"
+    r"上次|之前|以前|记得|我(?:说过|告诉过你|提到过)|你(?:说过|建议过)|还是|又|上周|上个月|去年",
+    re.I,
+)
+_ABOUT_USER = re.compile(
+    r"\b(?:my|mine|me|myself|i'm|i've|i'd|i'll|i|we|our|us)\b|我|咱们|我们",
+    re.I,
+)
+_QUESTION = re.compile(
+    r"\?|？|^\s*(?:what|when|where|which|who|whom|whose|why|how|do|does|did|is|are|was|were|"
+    r"am|have|has|had|can|could|should|would|will)\b|吗|呢|什么|哪|几|多少|怎么",
+    re.I,
+)
+_PERSONAL_REQUEST = re.compile(
+    r"\b(recommend|suggest|advice|advise|ideas? for|plan|planning|book|schedule|"
+    r"remind|gift|present|recipe|cook|eat|dinner|lunch|breakfast|snack|restaurant|menu|"
+    r"trip|travel|hotel|flight|buy|shop|workout|routine|what should i|which .* should i|"
+    r"help me (?:choose|pick|decide)|for me|for my|to me)\b|推荐|建议|计划|帮我(?:选|挑|决定)",
+    re.I,
+)
+_HOW_TO = re.compile(r"^\s*how (?:do|can|could|should|would) i\b", re.I)
+# Imperative, self-contained tasks: when one of these leads and nothing points
+# back to the user, the message stands on its own.
+_SELF_CONTAINED = re.compile(
+    r"^\s*(?:please\s+)?(?:translate|convert|calculate|compute|solve|define|explain|"
+    r"summari[sz]e|rewrite|paraphrase|proofread|correct|fix|format|write|compose|generate|"
+    r"list|name|give me|tell me a|spell|count|sort|what(?:'s| is) \d)",
+    re.I,
+)
+_STOP_CAPS = {
+    "I",
+    "I'm",
+    "I've",
+    "I'd",
+    "I'll",
+    "The",
+    "A",
+    "An",
+    "What",
+    "When",
+    "Where",
+    "Which",
+    "Who",
+    "Why",
+    "How",
+    "Do",
+    "Does",
+    "Did",
+    "Is",
+    "Are",
+    "Was",
+    "Were",
+    "Can",
+    "Could",
+    "Should",
+    "Would",
+    "Will",
+    "Please",
+    "Tell",
+    "Give",
+    "Write",
+    "Translate",
+    "Explain",
+    "Hi",
+    "Hello",
+    "Hey",
+    "Thanks",
+    "Ok",
+    "OK",
+    "Yes",
+    "No",
+    "And",
+    "But",
+    "Or",
+    "So",
+    "It",
+    "This",
+    "That",
+    "My",
+    "Me",
+    "You",
+    "Your",
+    "We",
+    "Our",
+    "They",
+    "He",
+    "She",
+    "In",
+    "On",
+    "At",
+    "For",
+    "Of",
+    "To",
+    "With",
+    "From",
+    "By",
+    "If",
+    "Then",
+    "Also",
+    "Just",
+    "Let",
+    "Monday",
+    "Tuesday",
+    "Wednesday",
+    "Thursday",
+    "Friday",
+    "Saturday",
+    "Sunday",
+}
+_WORD = re.compile(r"[A-Za-z][A-Za-z'\-]+|[\u4e00-\u9fff]{2,}")
+
+
+@dataclass(frozen=True)
+class GateConfig:
+    """Tunable parts of the gate.
+
+    Args:
+        personal_requests: Fire on "recommend/suggest/plan" style requests.
+        entity_lookup: Fire when a name in the message is in the archive.
+        min_similarity: Fire when the archive's best cosine similarity is at
+            least this (only if a similarity function is given).
+    """
+
+    personal_requests: bool = True
+    entity_lookup: bool = True
+    min_similarity: float = 0.86
+
+
+@dataclass(frozen=True)
+class GateDecision:
+    """The gate's answer.
+
+    Attributes:
+        recall: Whether to search the archive before answering.
+        reason: Why, in words (recorded in state and in the audit log).
+        signal: Which signal decided (``back_reference``, ``about_user``,
+            ``personal_request``, ``known_entity``, ``similarity``, ``none``,
+            ``llm``, ``empty``).
+        details: Matched words, entities or similarity.
+        elapsed_ms: Time the decision took.
+    """
+
+    recall: bool
+    reason: str
+    signal: str
+    details: Mapping[str, Any] = field(default_factory=dict)
+    elapsed_ms: float = 0.0
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-ready form (for state and the audit log)."""
+        return {
+            "recall": self.recall,
+            "reason": self.reason,
+            "signal": self.signal,
+            "details": dict(self.details),
+            "elapsed_ms": round(self.elapsed_ms, 3),
+        }
+
+
+def candidate_entities(text: str) -> list[str]:
+    """Names, places and other proper nouns worth looking up in the archive.
+
+    Capitalised words that are not at the start of a sentence (unless
+    possessive, like "Caroline's") and not common function words, plus CJK
+    runs; lower-cased, possessive stripped, in order, without duplicates.
+    All-caps words (acronyms like "SQL") are skipped.
+
+    Example:
+        >>> candidate_entities("How is Caroline doing in Lisbon? Melanie's kids are fine.")
+        ['caroline', 'lisbon', 'melanie']
+    """
+    found: list[str] = []
+    for match in _WORD.finditer(text):
+        raw = match.group(0).strip("'-")
+        if "\u4e00" <= raw[:1] <= "\u9fff":
+            found.append(raw)
+            continue
+        possessive = raw.endswith(("'s", "’s"))
+        word = raw[:-2] if possessive else raw
+        if len(word) < 2 or not word[0].isupper() or word.isupper() or word in _STOP_CAPS:
+            continue
+        prefix = text[: match.start()].rstrip()
+        sentence_start = not prefix or prefix[-1] in ".!?\n:;\"'"
+        if sentence_start and not possessive:
+            continue
+        found.append(word.lower())
+    return list(dict.fromkeys(found))
+
+
+def _first(pattern: re.Pattern[str], text: str) -> str | None:
+    match = pattern.search(text)
+    return match.group(0) if match else None
+
+
+def decide_recall(
+    message: str,
+    *,
+    entities: EntityLookup | None = None,
+    similarity: Callable[[str], float] | None = None,
+    config: GateConfig | None = None,
+) -> GateDecision:
+    """Decide whether ``message`` needs recall (pure apart from the lookups).
+
+    Args:
+        message: The latest user message.
+        entities: Looks names up in the user's archive (keyword index).
+        similarity: Returns the archive's best cosine similarity to the message.
+        config: Which signals are on.
+    """
+    started = time.perf_counter()
+    config = config or GateConfig()
+
+    def done(recall: bool, reason: str, signal: str, **details: Any) -> GateDecision:
+        elapsed = (time.perf_counter() - started) * 1000
+        return GateDecision(recall, reason, signal, details, elapsed)
+
+    text = message.strip()
+    if not text:
+        return done(False, "empty message", "empty")
+    back = _first(_BACK_REFERENCE, text)
+    if back:
+        return done(True, f"refers back in time ({back!r})", "back_reference", match=back)
+    # "how do I ..." asks for instructions, not about the user
+    about_user = _first(_ABOUT_USER, _HOW_TO.sub(" ", text))
+    is_question = bool(_QUESTION.search(text))
+    self_contained = bool(_SELF_CONTAINED.search(text))
+    if config.personal_requests and not self_contained:
+        personal = _first(_PERSONAL_REQUEST, text)
+        if personal and (about_user or is_question):
+            return done(
+                True,
+                f"a personal request a known fact could change ({personal!r})",
+                "personal_request",
+                match=personal,
+            )
+    if about_user and is_question and not self_contained:
+        return done(
+            True, f"a question about the user ({about_user!r})", "about_user", match=about_user
+        )
+    if config.entity_lookup and entities is not None:
+        names = candidate_entities(text)
+        known = sorted(entities(names)) if names else []
+        if known:
+            return done(
+                True,
+                f"mentions {', '.join(known)} from the archive",
+                "known_entity",
+                entities=known,
+            )
+    if similarity is not None:
+        score = similarity(text)
+        if score >= config.min_similarity:
+            return done(
+                True,
+                f"close to an archived memory (similarity {score:.2f})",
+                "similarity",
+                similarity=score,
+            )
+    return done(False, "self-contained: no reference to the past, the user or known names", "none")
+
+
+def should_recall(state: Mapping[str, Any]) -> Literal["recall", "answer"]:
+    """LangGraph router: ``"recall"`` if the gate said so, else ``"answer"``.
+
+    Reads ``state["gate"]`` (a :class:`GateDecision` or its dict form).
+
+    Example:
+        >>> should_recall({"gate": {"recall": True, "reason": "x"}})
+        'recall'
+    """
+    gate = state.get("gate")
+    if isinstance(gate, GateDecision):
+        return "recall" if gate.recall else "answer"
+    return "recall" if isinstance(gate, Mapping) and gate.get("recall") else "answer"
+
+
+class TermIndex:
+    """The names a user's archive mentions, for the gate's entity lookups.
+
+    Keeps words written capitalised in the archive (proper nouns such as
+    people, places, brands) and CJK character pairs, so a common word that
+    merely occurs in the archive ("world", "list") does not count as a known
+    entity.
+
+    Example:
+        >>> index = TermIndex(["Caroline went to the support group", "I met Melanie."])
+        >>> sorted(index(["caroline", "melanie", "group", "paris"]))
+        ['caroline', 'melanie']
+    """
+
+    def __init__(self, texts: Sequence[str] = ()) -> None:
+        self.names: set[str] = set()
+        self.cjk_pairs: set[str] = set()
+        for text in texts:
+            self.add(text)
+
+    def add(self, text: str) -> None:
+        """Index the names in ``text``."""
+        for match in _WORD.finditer(text):
+            word = match.group(0).strip("'-")
+            if word.endswith(("'s", "’s")):
+                word = word[:-2]
+            if len(word) > 1 and word[0].isupper() and not word.isupper():
+                self.names.add(word.lower())
+        for run in re.findall(r"[\u4e00-\u9fff]+", text):
+            self.cjk_pairs.update(run[i : i + 2] for i in range(len(run) - 1))
+
+    def __call__(self, terms: Sequence[str]) -> set[str]:
+        """The terms the archive mentions (CJK terms by their character pairs)."""
+        found: set[str] = set()
+        for term in terms:
+            if "\u4e00" <= term[:1] <= "\u9fff":
+                # no word boundaries in CJK: any 3-character stretch the archive has
+                for i in range(len(term) - 2):
+                    if term[i : i + 2] in self.cjk_pairs and term[i + 1 : i + 3] in self.cjk_pairs:
+                        found.add(term[i : i + 3])
+                        break
+            elif term in self.names:
+                found.add(term)
+        return found
+
+
+class _GateAnswer(BaseModel):
+    recall: bool = Field(description="true if memories of past conversations would help")
+    reason: str = Field(description="one short sentence")
+
+
+LLM_GATE_PROMPT = """Decide whether answering the user's latest message needs \
+memories of earlier conversations with this user (their facts, preferences, \
+plans, or what was said before). Self-contained requests (maths, translation, \
+general knowledge, creative writing) do not.
+
+Message: {message}"""
+
+
+class LLMGate:
+    """An optional LLM classifier with the heuristic as its fallback.
+
+    Example:
+        >>> from langchain_core.language_models import GenericFakeChatModel
+        >>> gate = LLMGate(GenericFakeChatModel(messages=iter([])))  # will fail
+        >>> gate.decide("What did I say last time?").signal  # heuristic fallback
+        'back_reference'
+    """
+
+    def __init__(self, model: BaseChatModel, *, prompt: str = LLM_GATE_PROMPT) -> None:
+        self.model = model
+        self.prompt = prompt
+        self.calls = 0
+        self.failures = 0
+
+    def decide(self, message: str, **heuristic_kwargs: Any) -> GateDecision:
+        """Ask the model; on any failure use :func:`decide_recall`."""
+        started = time.perf_counter()
+        self.calls += 1
+        try:
+            runnable = self.model.with_structured_output(_GateAnswer)
+            answer = runnable.invoke([SystemMessage(self.prompt.format(message=message))])
+            if not isinstance(answer, _GateAnswer):
+                raise ValueError(f"malformed gate answer: {answer!r}")
+        except Exception as exc:  # noqa: BLE001 - the heuristic always answers
+            self.failures += 1
+            logging.getLogger(__name__).warning("LLM gate failed (%r); using heuristics", exc)
+            return decide_recall(message, **heuristic_kwargs)
+        elapsed = (time.perf_counter() - started) * 1000
+        return GateDecision(answer.recall, answer.reason, "llm", {}, elapsed)
