@@ -1,4 +1,4 @@
-"""Where evicted turns go.
+"""Where evicted turns go: the archive tier.
 
 The buffer hands every evicted turn to an *archive hook* - any callable taking
 a sequence of :class:`~langchain_tiered_memory.turns.Turn` - before the turn
@@ -6,6 +6,17 @@ leaves the buffer. If the hook raises, the turn stays in the buffer.
 
 :class:`InMemoryTurnArchive` is the simplest hook: a list, idempotent by turn
 index (a retried compression does not store a turn twice).
+
+:class:`SQLiteArchive` is the durable archive: every turn, summary and fact as
+a :class:`~langchain_tiered_memory.records.MemoryRecord` in SQLite (with an
+FTS5 keyword index and an audit log in the same file) and a FAISS vector index
+next to it. ``archive.hook(user_id, thread_id)`` is the buffer's hook; the raw
+candidate searches (:meth:`~BaseSQLiteArchive.dense_search`,
+:meth:`~BaseSQLiteArchive.keyword_search`) feed recall's fused scoring. The
+SQLite half is shared with
+:class:`~langchain_tiered_memory.vectorstore_archive.VectorStoreArchive`, which
+keeps its vectors in any LangChain ``VectorStore``; the vector half is a small
+:class:`VectorIndex` strategy.
 
 Example:
     >>> from langchain_core.messages import HumanMessage
@@ -19,12 +30,59 @@ Example:
 
 from __future__ import annotations
 
+import json
+import logging
+import math
+import os
+import random
+import re
+import sqlite3
 import threading
-from collections.abc import Sequence
+import unicodedata
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any, NamedTuple, Protocol, TypeVar, cast, get_args
 
+import numpy as np
+from langchain_core.embeddings import Embeddings
+
+from langchain_tiered_memory.audit import (
+    AuditLog,
+    SQLiteDatabase,
+    from_micros,
+    to_micros,
+    validate_db_path,
+)
+from langchain_tiered_memory.records import MemoryRecord, RecordKind
 from langchain_tiered_memory.turns import Turn
 
-__all__ = ["InMemoryTurnArchive"]
+__all__ = [
+    "RECORD_KINDS",
+    "ArchiveTurnHook",
+    "BaseSQLiteArchive",
+    "DenseQuery",
+    "FaissIndex",
+    "InMemoryTurnArchive",
+    "RecordFilter",
+    "SQLiteArchive",
+    "VectorEntry",
+    "VectorIndex",
+    "VectorKey",
+    "fts_document",
+    "fts_query",
+    "record_from_dict",
+    "record_to_dict",
+    "turn_record",
+    "turn_record_id",
+]
+
+logger = logging.getLogger(__name__)
+
+RECORD_KINDS: frozenset[str] = frozenset(get_args(RecordKind))
+_SCHEMA_VERSION = 1
+_CHUNK = 500
 
 
 class InMemoryTurnArchive:
@@ -42,3 +100,1597 @@ class InMemoryTurnArchive:
                 if turn.index not in self._seen:
                     self._seen.add(turn.index)
                     self.turns.append(turn)
+
+
+# --------------------------------------------------------------------------- records
+
+
+def _check_user(user_id: object) -> str:
+    if not isinstance(user_id, str) or not user_id:
+        raise ValueError(
+            f"user_id must be a non-empty string (every archive query is per user), got {user_id!r}"
+        )
+    return user_id
+
+
+def _kinds_tuple(kinds: Iterable[str] | str | None) -> tuple[str, ...] | None:
+    if kinds is None:
+        return None
+    wanted = (kinds,) if isinstance(kinds, str) else tuple(dict.fromkeys(kinds))
+    unknown = [k for k in wanted if k not in RECORD_KINDS]
+    if unknown:
+        raise ValueError(f"unknown record kind(s) {unknown}; use some of {sorted(RECORD_KINDS)}")
+    return wanted
+
+
+@dataclass(frozen=True)
+class RecordFilter:
+    """Which records a search may return. ``user_id`` is mandatory.
+
+    ``since`` is inclusive and ``until`` exclusive (``since <= created_at <
+    until``), so consecutive windows never overlap. Naive datetimes are UTC.
+
+    Example:
+        >>> RecordFilter("ana", kinds="fact").sql()
+        ('r.user_id = ? AND r.kind IN (?)', ['ana', 'fact'])
+    """
+
+    user_id: str
+    thread_id: str | None = None
+    kinds: tuple[str, ...] | None = None
+    since: datetime | None = None
+    until: datetime | None = None
+
+    def __post_init__(self) -> None:
+        _check_user(self.user_id)
+        object.__setattr__(self, "kinds", _kinds_tuple(self.kinds))
+
+    def sql(self, alias: str = "r") -> tuple[str, list[Any]]:
+        """A SQL condition over the ``records`` table aliased ``alias``, with its parameters."""
+        where = [f"{alias}.user_id = ?"]
+        params: list[Any] = [self.user_id]
+        if self.thread_id is not None:
+            where.append(f"{alias}.thread_id = ?")
+            params.append(self.thread_id)
+        if self.kinds is not None:
+            where.append(f"{alias}.kind IN ({','.join('?' * len(self.kinds))})")
+            params.extend(self.kinds)
+        if self.since is not None:
+            where.append(f"{alias}.created_at >= ?")
+            params.append(to_micros(self.since))
+        if self.until is not None:
+            where.append(f"{alias}.created_at < ?")
+            params.append(to_micros(self.until))
+        return " AND ".join(where), params
+
+    def matches(self, record: MemoryRecord) -> bool:
+        """The same test in Python.
+
+        Example:
+            >>> r = MemoryRecord.new(user_id="ana", kind="fact", text="x")
+            >>> RecordFilter("ana").matches(r), RecordFilter("bob").matches(r)
+            (True, False)
+        """
+        at = to_micros(record.created_at)
+        return (
+            record.user_id == self.user_id
+            and (self.thread_id is None or record.thread_id == self.thread_id)
+            and (self.kinds is None or record.kind in self.kinds)
+            and (self.since is None or at >= to_micros(self.since))
+            and (self.until is None or at < to_micros(self.until))
+        )
+
+
+def record_to_dict(record: MemoryRecord) -> dict[str, Any]:
+    """A JSON-ready dict of every field of ``record`` (datetimes as ISO 8601).
+
+    Example:
+        >>> r = MemoryRecord.new(user_id="ana", kind="fact", text="likes tea", id="f1")
+        >>> record_from_dict(record_to_dict(r)) == r
+        True
+    """
+    return {
+        "id": record.id,
+        "user_id": record.user_id,
+        "thread_id": record.thread_id,
+        "kind": record.kind,
+        "text": record.text,
+        "created_at": record.created_at.isoformat(),
+        "last_accessed_at": (
+            record.last_accessed_at.isoformat() if record.last_accessed_at else None
+        ),
+        "importance": record.importance,
+        "sources": list(record.sources),
+        "metadata": record.metadata,
+    }
+
+
+def record_from_dict(data: Mapping[str, Any]) -> MemoryRecord:
+    """Inverse of :func:`record_to_dict`."""
+    last = data.get("last_accessed_at")
+    return MemoryRecord(
+        id=data["id"],
+        user_id=data["user_id"],
+        thread_id=data.get("thread_id"),
+        kind=data["kind"],
+        text=data["text"],
+        created_at=datetime.fromisoformat(data["created_at"]),
+        last_accessed_at=datetime.fromisoformat(last) if last else None,
+        importance=float(data.get("importance", 5.0)),
+        sources=tuple(data.get("sources", ())),
+        metadata=dict(data.get("metadata", {})),
+    )
+
+
+def _id_part(value: str) -> str:
+    return value.replace("%", "%25").replace(":", "%3A")
+
+
+def turn_record_id(user_id: str, thread_id: str, index: int) -> str:
+    """The deterministic record id of a thread's turn (so archiving is idempotent).
+
+    ``%`` and ``:`` inside the parts are escaped, so ids of different users or
+    threads never collide.
+
+    Example:
+        >>> turn_record_id("ana", "t1", 3)
+        'ana:t1:turn:3'
+        >>> turn_record_id("a:b", "c", 1) != turn_record_id("a", "b:c", 1)
+        True
+    """
+    return f"{_id_part(user_id)}:{_id_part(thread_id)}:turn:{index}"
+
+
+def turn_record(turn: Turn, *, user_id: str, thread_id: str) -> MemoryRecord:
+    """The archive record of an evicted turn (kind ``turn``, text = its transcript).
+
+    Example:
+        >>> from langchain_core.messages import AIMessage, HumanMessage
+        >>> t = Turn(4, (HumanMessage("I'm allergic to peanuts"), AIMessage("Noted.")))
+        >>> r = turn_record(t, user_id="ana", thread_id="t1")
+        >>> r.id, r.kind, r.sources, r.text
+        ('ana:t1:turn:4', 'turn', ('turn:4',), "user: I'm allergic to peanuts\\nassistant: Noted.")
+    """
+    return MemoryRecord(
+        id=turn_record_id(user_id, thread_id, turn.index),
+        user_id=user_id,
+        thread_id=thread_id,
+        kind="turn",
+        text=turn.transcript(),
+        created_at=turn.created_at,
+        sources=(f"turn:{turn.index}",),
+        metadata={"turn_index": turn.index, "tokens": turn.tokens, "clipped": turn.clipped},
+    )
+
+
+# --------------------------------------------------------------------------- FTS text
+
+# Han, kana, hangul: scripts written without spaces between words. They are
+# indexed as overlapping character bigrams (plus the last character of each
+# run as a unigram), the Lucene CJKAnalyzer scheme; other text goes to
+# SQLite's unicode61 tokenizer (with the porter stemmer) unchanged.
+_CJK_RANGES = (
+    (0x1100, 0x11FF),
+    (0x3005, 0x3005),
+    (0x3040, 0x30FA),
+    (0x30FC, 0x30FF),
+    (0x3130, 0x318F),
+    (0x31F0, 0x31FF),
+    (0x3400, 0x4DBF),
+    (0x4E00, 0x9FFF),
+    (0xAC00, 0xD7AF),
+    (0xF900, 0xFAFF),
+    (0x20000, 0x3FFFF),
+)
+_FTS_SCHEME = "porter-unicode61-rd2+cjk-bigram-v1"
+_FTS_TOKENIZE = "porter unicode61 remove_diacritics 2"
+_MAX_QUERY_TERMS = 64
+_STOPWORD_TEXT = """
+a about an and are as at be been but by did do does for from had has have he her him his how i if in
+into is it its me my of on or our she so than that the their them then there these they this to
+was we were what when where which who whom why will with you your
+"""
+_STOPWORDS = frozenset(_STOPWORD_TEXT.split())
+
+
+_CJK_CLASS = "".join(f"{chr(lo)}-{chr(hi)}" for lo, hi in _CJK_RANGES)
+_CJK_RUN = re.compile(f"[{_CJK_CLASS}]+")
+
+
+def _is_cjk(ch: str) -> bool:
+    return _CJK_RUN.match(ch) is not None
+
+
+def _is_separator(ch: str) -> bool:
+    return unicodedata.category(ch)[0] in "PSZC"
+
+
+def _runs(text: str) -> list[tuple[bool, str]]:
+    """Split NFKC text into (is_cjk, run) pieces, dropping separators."""
+    runs: list[tuple[bool, str]] = []
+    current: list[str] = []
+    current_cjk = False
+    for ch in unicodedata.normalize("NFKC", text):
+        if _is_separator(ch):
+            if current:
+                runs.append((current_cjk, "".join(current)))
+                current = []
+            continue
+        cjk = _is_cjk(ch)
+        if current and cjk != current_cjk:
+            runs.append((current_cjk, "".join(current)))
+            current = []
+        current_cjk = cjk
+        current.append(ch)
+    if current:
+        runs.append((current_cjk, "".join(current)))
+    return runs
+
+
+def _bigrams(run: str) -> list[str]:
+    return [run[i : i + 2] for i in range(len(run) - 1)]
+
+
+def fts_document(text: str) -> str:
+    """The text that goes into the FTS index for ``text``.
+
+    Runs of CJK characters become overlapping bigrams plus their last
+    character, so a two-character Chinese word (``花生``) is a token, and a
+    prefix query on any single character finds it. Everything else is left to
+    the unicode61 tokenizer (after NFKC normalisation).
+
+    Example:
+        >>> fts_document("我对花生过敏, peanuts!")
+        '我对 对花 花生 生过 过敏 敏 , peanuts!'
+    """
+
+    def grams(match: re.Match[str]) -> str:
+        run = match.group()
+        return " " + " ".join([*_bigrams(run), run[-1]]) + " "
+
+    return " ".join(_CJK_RUN.sub(grams, unicodedata.normalize("NFKC", text)).split())
+
+
+def fts_query(text: str) -> str | None:
+    """A safe FTS5 ``MATCH`` expression for free user text (``None`` if it has no terms).
+
+    Every term is double-quoted (so ``AND``, ``NEAR``, ``*``, ``:``, quotes and
+    brackets in user text are just text) and the terms are ORed; bm25 ranks
+    records matching more and rarer terms first. Common English stopwords are
+    dropped unless nothing else remains. CJK runs become bigrams (a single
+    character becomes a prefix query).
+
+    Example:
+        >>> fts_query('What did I say about "peanuts" AND NEAR(x)?')
+        '"say" OR "peanuts" OR "near" OR "x"'
+        >>> fts_query("花生过敏")
+        '"花生" OR "生过" OR "过敏"'
+        >>> fts_query("猫"), fts_query("?!")
+        ('"猫"*', None)
+    """
+    terms: list[str] = []
+    stop: list[str] = []
+    for cjk, run in _runs(text):
+        if cjk and len(run) > 1:
+            terms.extend(f'"{g}"' for g in _bigrams(run))
+        elif cjk:
+            terms.append(f'"{run}"*')
+        elif run.lower() in _STOPWORDS:
+            stop.append(f'"{run.lower()}"')
+        else:
+            terms.append('"' + run.lower().replace('"', '""') + '"')
+    chosen = list(dict.fromkeys(terms or stop))[:_MAX_QUERY_TERMS]
+    return " OR ".join(chosen) if chosen else None
+
+
+# --------------------------------------------------------------------------- vector index
+
+
+class VectorKey(NamedTuple):
+    """Identifies one stored vector: the SQLite row id and the record id."""
+
+    rowid: int
+    record_id: str
+
+
+@dataclass(frozen=True)
+class VectorEntry:
+    """A record to index: its row id, the record, and its unit vector.
+
+    ``vector`` is ``None`` for indexes that embed the text themselves
+    (``VectorIndex.needs_vectors`` is False).
+    """
+
+    rowid: int
+    record: MemoryRecord
+    vector: np.ndarray | None = None
+
+
+@dataclass(frozen=True)
+class DenseQuery:
+    """A dense search request handed to a :class:`VectorIndex`.
+
+    Attributes:
+        filter: The records that may be returned.
+        text: The query text, when the caller gave text.
+        vector: The unit query vector, when known.
+        candidates: Returns the row ids passing ``filter`` (a SQL query; only
+            called by indexes that filter by id).
+    """
+
+    filter: RecordFilter
+    text: str | None
+    vector: np.ndarray | None
+    candidates: Callable[[], np.ndarray]
+
+
+class VectorIndex(Protocol):
+    """The vector half of an archive (the SQLite half is shared).
+
+    Row ids are SQLite's ``rid`` (``AUTOINCREMENT``: never reused, and a record
+    whose text changes gets a new one), so "same id set" means "same vectors".
+
+    Attributes:
+        needs_vectors: The archive must embed texts and pass vectors.
+        exact_filter: ``search`` returns only rows passing the filter (the
+            best ``k`` of them); otherwise the archive over-fetches and filters.
+        needs_outbox: Index writes can fail independently of SQLite (a remote
+            store), so the archive keeps an outbox of pending adds/deletes and
+            replays it.
+    """
+
+    needs_vectors: bool
+    exact_filter: bool
+    needs_outbox: bool
+
+    def add(self, entries: Sequence[VectorEntry]) -> None:
+        """Index new entries (row ids not indexed yet)."""
+        ...
+
+    def search(self, query: DenseQuery, k: int) -> list[tuple[int, float]]:
+        """Up to ``k`` ``(rowid, score)`` pairs, best first, higher is better."""
+        ...
+
+    def delete(self, keys: Sequence[VectorKey]) -> None:
+        """Remove these vectors (unknown keys are ignored)."""
+        ...
+
+    def ids(self) -> set[int] | None:
+        """The indexed row ids, or ``None`` if the index cannot list them."""
+        ...
+
+    def check(self, expected: Mapping[int, str], sample: Sequence[VectorEntry]) -> str | None:
+        """Why the index does not match the records (``None`` if it does)."""
+        ...
+
+    def rebuild(self, entries: Sequence[VectorEntry]) -> None:
+        """Replace the whole index with ``entries``."""
+        ...
+
+    def flush(self, *, force: bool = False) -> None:
+        """Persist pending changes (``force``: now, whatever the save policy)."""
+        ...
+
+    def close(self) -> None:
+        """Release resources (after a final flush)."""
+        ...
+
+
+def _unit_rows(vectors: np.ndarray) -> np.ndarray:
+    if not np.all(np.isfinite(vectors)):
+        raise ValueError("the embeddings returned NaN or infinite values")
+    norms = np.linalg.norm(vectors, axis=1, keepdims=True)
+    norms[norms == 0] = 1.0
+    return np.ascontiguousarray(vectors / norms, dtype=np.float32)
+
+
+class FaissIndex:
+    """FAISS vector index: ``IndexIDMap2(IndexFlatIP)`` over unit float32 vectors.
+
+    Inner product of unit vectors is cosine similarity. Ids are the SQLite row
+    ids. The index is written with ``faiss.write_index`` (never pickled) to a
+    temporary file that is fsynced and then ``os.replace``-d over ``path``, so
+    the file on disk is always a complete index.
+
+    Filtered search uses ``SearchParameters(sel=IDSelectorBatch(ids))`` with
+    the row ids that pass the SQL filter (user, thread, kinds, time). With a
+    flat index this is exact: FAISS scans the vectors once, skips every id not
+    in the set (a bloom-filtered hash lookup), and returns the true top ``k``
+    of the user's filtered records - no over-fetching, no "too few passed the
+    filter" retries, and another user's vector can never be a result.
+
+    Args:
+        path: The index file.
+        dim: Expected dimension (``None`` until the first vectors arrive).
+        save_every: Write the file after this many added vectors (deletes and
+            :meth:`flush` ``(force=True)`` always write). Larger values make
+            adds cheaper on big archives; a crash then only costs a rebuild
+            from the vectors kept in SQLite on the next open.
+    """
+
+    needs_vectors = True
+    exact_filter = True
+    needs_outbox = False
+
+    def __init__(self, path: Path, *, dim: int | None, save_every: int = 1) -> None:
+        import faiss
+
+        if save_every < 1:
+            raise ValueError(f"save_every must be >= 1, got {save_every}")
+        self._faiss: Any = faiss
+        self.path = path
+        self.dim = dim
+        self.save_every = save_every
+        self._lock = threading.RLock()
+        self._index: Any = None
+        self._unsaved = 0
+        self._load_error: str | None = None
+        if path.exists():
+            self._load()
+
+    def _load(self) -> None:
+        try:
+            index = self._faiss.read_index(str(self.path))
+        except RuntimeError as exc:
+            first = (str(exc).strip().splitlines() or ["unreadable"])[-1][:200]
+            self._load_error = f"cannot read {self.path.name}: {first}"
+            return
+        if not isinstance(index, self._faiss.IndexIDMap2):
+            self._load_error = f"{self.path.name} holds a {type(index).__name__}, not IndexIDMap2"
+        elif self.dim is not None and index.d != self.dim:
+            self._load_error = f"{self.path.name} has dim {index.d}, the archive {self.dim}"
+        else:
+            self._index = index
+            self.dim = int(index.d)
+
+    def _new(self, dim: int) -> Any:
+        return self._faiss.IndexIDMap2(self._faiss.IndexFlatIP(dim))
+
+    @property
+    def ntotal(self) -> int:
+        """Number of indexed vectors."""
+        with self._lock:
+            return 0 if self._index is None else int(self._index.ntotal)
+
+    def add(self, entries: Sequence[VectorEntry]) -> None:
+        """Add entries (their vectors must be set)."""
+        if not entries:
+            return
+        if any(e.vector is None for e in entries):
+            raise ValueError("FaissIndex needs a vector for every entry")
+        vectors = np.ascontiguousarray(
+            np.stack([cast(np.ndarray, e.vector) for e in entries]), dtype=np.float32
+        )
+        ids = np.fromiter((e.rowid for e in entries), dtype=np.int64, count=len(entries))
+        with self._lock:
+            if self._index is None:
+                self.dim = int(vectors.shape[1])
+                self._index = self._new(self.dim)
+            self._index.add_with_ids(vectors, ids)
+            self._unsaved += len(entries)
+
+    def search(self, query: DenseQuery, k: int) -> list[tuple[int, float]]:
+        """Exact top ``k`` among the query's candidate row ids (cosine, best first)."""
+        if query.vector is None:
+            raise ValueError("FaissIndex searches by vector; embed the query first")
+        if self.ntotal == 0 or k <= 0:
+            return []
+        candidates = np.ascontiguousarray(query.candidates(), dtype=np.int64)
+        if candidates.size == 0:
+            return []
+        selector = self._faiss.IDSelectorBatch(candidates)
+        params = self._faiss.SearchParameters(sel=selector)
+        xq = np.ascontiguousarray(query.vector.reshape(1, -1), dtype=np.float32)
+        with self._lock:
+            if self._index is None:
+                return []
+            kk = int(min(k, candidates.size, self._index.ntotal))
+            scores, ids = self._index.search(xq, kk, params=params)
+        return [(int(i), float(s)) for s, i in zip(scores[0], ids[0], strict=True) if i >= 0]
+
+    def delete(self, keys: Sequence[VectorKey]) -> None:
+        """Remove the vectors of these row ids."""
+        if not keys:
+            return
+        ids = np.fromiter((key.rowid for key in keys), dtype=np.int64, count=len(keys))
+        with self._lock:
+            if self._index is not None:
+                self._index.remove_ids(ids)
+            self._unsaved += 1
+
+    def ids(self) -> set[int]:
+        """The indexed row ids."""
+        with self._lock:
+            if self._index is None:
+                return set()
+            return set(self._faiss.vector_to_array(self._index.id_map).tolist())
+
+    def check(self, expected: Mapping[int, str], sample: Sequence[VectorEntry]) -> str | None:
+        """Compare with the records: readable file, same count, same id set, sample vectors."""
+        if self._load_error is not None:
+            return self._load_error
+        with self._lock:
+            if self._index is None:
+                return f"{self.path.name} is missing" if expected else None
+            if self._index.ntotal != len(expected):
+                return f"{self._index.ntotal} vectors for {len(expected)} records"
+            indexed = self.ids()
+            if indexed != set(expected):
+                return f"{len(indexed.symmetric_difference(expected))} ids differ"
+            for entry in sample:
+                if entry.vector is None:
+                    return f"record {entry.record.id!r} has no stored vector"
+                stored = self._index.reconstruct(entry.rowid)
+                if not np.allclose(stored, entry.vector, atol=1e-5):
+                    return f"the vector of record {entry.record.id!r} differs"
+        return None
+
+    def rebuild(self, entries: Sequence[VectorEntry]) -> None:
+        """Replace the index with ``entries``."""
+        with self._lock:
+            self._index = None
+            self._load_error = None
+            if entries:
+                self.add(entries)
+            elif self.dim is not None:
+                self._index = self._new(self.dim)
+            self._unsaved += 1
+
+    def flush(self, *, force: bool = False) -> None:
+        """Atomically write the index file if there are unsaved changes."""
+        with self._lock:
+            if self._unsaved == 0 or (not force and self._unsaved < self.save_every):
+                return
+            if self._index is None:
+                if self.path.exists():
+                    os.remove(self.path)
+            else:
+                self._write()
+            self._unsaved = 0
+
+    def _write(self) -> None:
+        tmp = self.path.with_name(f".{self.path.name}.{os.getpid()}.{threading.get_ident()}.tmp")
+        try:
+            self._faiss.write_index(self._index, str(tmp))
+            fd = os.open(tmp, os.O_RDONLY)
+            try:
+                os.fsync(fd)
+            finally:
+                os.close(fd)
+            os.replace(tmp, self.path)
+        except BaseException:
+            if tmp.exists():
+                tmp.unlink()
+            raise
+        try:
+            dir_fd = os.open(self.path.parent, os.O_RDONLY)
+        except OSError:  # pragma: no cover - platforms without directory fds
+            return
+        try:
+            os.fsync(dir_fd)
+        except OSError:  # pragma: no cover
+            pass
+        finally:
+            os.close(dir_fd)
+
+    def close(self) -> None:
+        """Write pending changes."""
+        self.flush(force=True)
+
+
+# --------------------------------------------------------------------------- archive
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS records (
+    rid INTEGER PRIMARY KEY AUTOINCREMENT,
+    id TEXT NOT NULL UNIQUE,
+    user_id TEXT NOT NULL,
+    thread_id TEXT,
+    kind TEXT NOT NULL,
+    text TEXT NOT NULL,
+    created_at INTEGER NOT NULL,
+    last_accessed_at INTEGER,
+    importance REAL NOT NULL,
+    sources TEXT NOT NULL,
+    metadata TEXT NOT NULL,
+    vector BLOB
+);
+CREATE INDEX IF NOT EXISTS records_user_thread
+    ON records (user_id, thread_id, kind, created_at);
+CREATE INDEX IF NOT EXISTS records_user_created ON records (user_id, created_at);
+CREATE VIRTUAL TABLE IF NOT EXISTS records_fts
+    USING fts5(text, content='', tokenize='{tokenize}');
+CREATE TABLE IF NOT EXISTS vector_outbox (
+    rid INTEGER PRIMARY KEY,
+    record_id TEXT NOT NULL,
+    op TEXT NOT NULL CHECK (op IN ('add', 'delete'))
+)
+""".replace("{tokenize}", _FTS_TOKENIZE)
+
+_COLS = (
+    "rid, id, user_id, thread_id, kind, text, created_at, last_accessed_at, importance, "
+    "sources, metadata"
+)
+_R_COLS = ", ".join(f"r.{c.strip()}" for c in _COLS.split(","))
+
+
+def _chunks(items: Sequence[Any], size: int = _CHUNK) -> Iterable[Sequence[Any]]:
+    for start in range(0, len(items), size):
+        yield items[start : start + size]
+
+
+def _marks(n: int) -> str:
+    return ",".join("?" * n)
+
+
+def _row_record(row: Sequence[Any]) -> MemoryRecord:
+    return MemoryRecord(
+        id=row[1],
+        user_id=row[2],
+        thread_id=row[3],
+        kind=row[4],
+        text=row[5],
+        created_at=from_micros(row[6]),
+        last_accessed_at=from_micros(row[7]) if row[7] is not None else None,
+        importance=float(row[8]),
+        sources=tuple(json.loads(row[9])),
+        metadata=json.loads(row[10]),
+    )
+
+
+def _validate(record: MemoryRecord) -> tuple[str, str]:
+    """Check a record; return its JSON ``sources`` and ``metadata``."""
+    if not isinstance(record, MemoryRecord):
+        raise TypeError(f"expected MemoryRecord, got {type(record).__name__}")
+    if not isinstance(record.id, str) or not record.id:
+        raise ValueError(f"record id must be a non-empty string, got {record.id!r}")
+    _check_user(record.user_id)
+    if record.kind not in RECORD_KINDS:
+        raise ValueError(
+            f"record {record.id!r} has unknown kind {record.kind!r}; use one of "
+            f"{sorted(RECORD_KINDS)}"
+        )
+    if not isinstance(record.text, str):
+        raise ValueError(f"record {record.id!r} text must be a string")
+    if not math.isfinite(record.importance):
+        raise ValueError(f"record {record.id!r} importance must be finite")
+    try:
+        sources = json.dumps([str(s) for s in record.sources], ensure_ascii=False)
+        metadata = json.dumps(record.metadata, ensure_ascii=False)
+    except (TypeError, ValueError) as exc:
+        raise ValueError(f"record {record.id!r} metadata must be JSON-serialisable: {exc}") from exc
+    return sources, metadata
+
+
+_ArchiveT = TypeVar("_ArchiveT", bound="BaseSQLiteArchive")
+
+
+class BaseSQLiteArchive:
+    """The SQLite half of an archive: records, FTS5 keyword index, audit log, forgetting.
+
+    Subclasses supply the vector half as a :class:`VectorIndex`
+    (:meth:`_make_index`) and, when it ``needs_vectors``, the embedding
+    (:meth:`_embed_documents`, :meth:`embed_query`).
+
+    Crash safety: every change commits to SQLite first (records, FTS rows,
+    stored vectors, audit event, outbox entries in one transaction), then the
+    vector index is updated. SQLite is the source of truth; on open the index
+    is checked against it and rebuilt from it when they differ.
+
+    Keyword search uses FTS5 with ``porter unicode61 remove_diacritics 2`` and
+    CJK text indexed as character bigrams (see :func:`fts_document`). The
+    ``trigram`` tokenizer was rejected: it cannot match terms shorter than
+    three characters, i.e. most Chinese words (``花生``) and short numbers and
+    names (``42``, ``NY``) - exactly what keyword search is for.
+    """
+
+    index: VectorIndex
+    overfetch: int = 4
+
+    def __init__(
+        self,
+        path: str | os.PathLike[str],
+        *,
+        dim: int | None = None,
+        embeddings_id: str | None = None,
+    ) -> None:
+        self.path = validate_db_path(path)
+        self._db = SQLiteDatabase(self.path)
+        self._outbox_pending = False
+        self._index_broken = False
+        try:
+            self.audit = AuditLog(self._db)
+            self._create_schema()
+            self._dim = self._init_dim(dim)
+            self._check_embeddings_id(embeddings_id)
+            self.index = self._make_index()
+            self._check_fts()
+            self._outbox_pending = bool(self._db.query("SELECT 1 FROM vector_outbox LIMIT 1"))
+            self._open_index()
+        except BaseException:
+            self._db.close()
+            raise
+
+    # ---- to override
+
+    def _make_index(self) -> VectorIndex:
+        raise NotImplementedError
+
+    def _embed_documents(self, texts: Sequence[str]) -> np.ndarray:
+        raise NotImplementedError(f"{type(self).__name__} does not embed documents")
+
+    def embed_query(self, text: str) -> np.ndarray:
+        """The unit query vector for ``text``."""
+        raise NotImplementedError(f"{type(self).__name__} cannot embed queries")
+
+    # ---- schema and meta
+
+    def _create_schema(self) -> None:
+        with self._db.write() as conn:
+            for statement in _SCHEMA.split(";"):
+                if statement.strip():
+                    conn.execute(statement)
+            row = conn.execute("SELECT value FROM meta WHERE key='schema'").fetchone()
+            if row is None:
+                conn.execute("INSERT INTO meta VALUES ('schema', ?)", (str(_SCHEMA_VERSION),))
+            elif int(row[0]) > _SCHEMA_VERSION:
+                raise ValueError(
+                    f"{self.path} was written by a newer version (schema {row[0]}); upgrade "
+                    "langchain-tiered-memory"
+                )
+
+    def _meta(self, key: str) -> str | None:
+        rows = self._db.query("SELECT value FROM meta WHERE key=?", [key])
+        return rows[0][0] if rows else None
+
+    @staticmethod
+    def _set_meta(conn: sqlite3.Connection, key: str, value: str) -> None:
+        conn.execute("INSERT OR REPLACE INTO meta (key, value) VALUES (?, ?)", (key, value))
+
+    def _init_dim(self, dim: int | None) -> int | None:
+        stored = self._meta("dim")
+        if dim is not None and dim < 1:
+            raise ValueError(f"dim must be >= 1, got {dim}")
+        if stored is not None:
+            if dim is not None and dim != int(stored):
+                raise self._dim_error(int(stored), dim)
+            return int(stored)
+        if dim is not None:
+            with self._db.write() as conn:
+                self._set_meta(conn, "dim", str(dim))
+        return dim
+
+    def _dim_error(self, built: int, got: int) -> ValueError:
+        return ValueError(
+            f"this archive was built with dim {built}, got {got} — use the same embeddings "
+            f"or a new path ({self.path})"
+        )
+
+    def _check_embeddings_id(self, embeddings_id: str | None) -> None:
+        if embeddings_id is None:
+            return
+        stored = self._meta("embeddings")
+        if stored is None:
+            with self._db.write() as conn:
+                self._set_meta(conn, "embeddings", embeddings_id)
+        elif stored != embeddings_id:
+            logger.warning(
+                "%s was built with embeddings %s, now opened with %s; dense search compares "
+                "vectors of different models unless you call rebuild_index()",
+                self.path,
+                stored,
+                embeddings_id,
+            )
+
+    def _check_fts(self) -> None:
+        if self._meta("fts_scheme") == _FTS_SCHEME:
+            return
+        with self._db.write() as conn:
+            conn.execute("INSERT INTO records_fts (records_fts) VALUES ('delete-all')")
+            rows = conn.execute("SELECT rid, text FROM records").fetchall()
+            conn.executemany(
+                "INSERT INTO records_fts (rowid, text) VALUES (?, ?)",
+                ((rid, fts_document(text)) for rid, text in rows),
+            )
+            self._set_meta(conn, "fts_scheme", _FTS_SCHEME)
+        if rows:
+            logger.warning("rebuilt the keyword index of %s (%d records)", self.path, len(rows))
+
+    # ---- vector index consistency
+
+    def _entries(self, where: str = "1", params: Sequence[Any] = ()) -> list[VectorEntry]:
+        rows = self._db.query(
+            f"SELECT {_COLS}, vector FROM records WHERE {where} ORDER BY rid", params
+        )
+        dim = self._dim
+        entries = []
+        for row in rows:
+            blob = row[11]
+            vector = None
+            if blob is not None and (dim is None or len(blob) == 4 * dim):
+                vector = np.frombuffer(blob, dtype=np.float32)
+            entries.append(VectorEntry(int(row[0]), _row_record(row), vector))
+        return entries
+
+    def _open_index(self) -> None:
+        if self._outbox_pending:
+            self._replay_outbox()
+        expected = dict(self._db.query("SELECT rid, id FROM records"))
+        sample: list[VectorEntry] = []
+        if expected and self.index.needs_vectors:
+            rids = sorted(expected)
+            picks = set(rids[:4] + rids[-4:] + random.sample(rids, min(8, len(rids))))
+            sample = self._entries(f"rid IN ({_marks(len(picks))})", sorted(picks))
+        reason = self.index.check(expected, sample)
+        if reason is not None:
+            logger.warning(
+                "vector index of %s does not match its records (%s); rebuilding it from the "
+                "records",
+                self.path,
+                reason,
+            )
+            self.rebuild_index()
+
+    def rebuild_index(self) -> None:
+        """Rebuild the vector index from the records in SQLite.
+
+        Vectors stored in SQLite are reused; records without one (or with a
+        vector of the wrong size) are embedded again.
+        """
+        with self._db.lock:
+            entries = self._entries()
+            if self.index.needs_vectors:
+                missing = [i for i, e in enumerate(entries) if e.vector is None]
+                if missing:
+                    vectors = self._embed_documents([entries[i].record.text for i in missing])
+                    with self._db.write() as conn:
+                        for i, vector in zip(missing, vectors, strict=True):
+                            conn.execute(
+                                "UPDATE records SET vector=? WHERE rid=?",
+                                (vector.tobytes(), entries[i].rowid),
+                            )
+                            entries[i] = VectorEntry(entries[i].rowid, entries[i].record, vector)
+                        if self._dim is None:
+                            self._set_meta(conn, "dim", str(vectors.shape[1]))
+                    self._dim = self._dim or int(vectors.shape[1])
+            if self.index.needs_outbox:
+                stale = self._db.query("SELECT rid, record_id FROM vector_outbox WHERE op='delete'")
+                self.index.delete([VectorKey(int(r), str(i)) for r, i in stale])
+            self.index.rebuild(entries)
+            self.index.flush(force=True)
+            if self.index.needs_outbox:
+                with self._db.write() as conn:
+                    conn.execute("DELETE FROM vector_outbox")
+                self._outbox_pending = False
+            self._index_broken = False
+            logger.info("rebuilt the vector index of %s (%d records)", self.path, len(entries))
+
+    def _replay_outbox(self) -> None:
+        """Apply index writes that SQLite committed but the index did not confirm."""
+        with self._db.lock:
+            rows = self._db.query("SELECT rid, record_id, op FROM vector_outbox ORDER BY rid")
+            deletes = [VectorKey(int(r), str(i)) for r, i, op in rows if op == "delete"]
+            adds = [int(r) for r, _i, op in rows if op == "add"]
+            if deletes:
+                self.index.delete(deletes)
+            for chunk in _chunks(adds):
+                entries = self._entries(f"rid IN ({_marks(len(chunk))})", chunk)
+                self.index.add(entries)
+            self.index.flush()
+            with self._db.write() as conn:
+                conn.execute("DELETE FROM vector_outbox")
+            self._outbox_pending = False
+            if rows:
+                logger.info("replayed %d pending vector index writes", len(rows))
+
+    def _before_write(self) -> None:
+        if self._index_broken:
+            self.rebuild_index()
+        elif self._outbox_pending:
+            try:
+                self._replay_outbox()
+            except Exception as exc:
+                logger.error(
+                    "replaying the vector outbox failed (%r); will retry", exc, exc_info=True
+                )
+
+    def _apply_to_index(
+        self, rowids: Sequence[int], users: Iterable[str], action: Callable[[], None]
+    ) -> None:
+        """Run an index update after a SQLite commit; keep the two consistent on failure."""
+        try:
+            action()
+        except Exception as exc:
+            if self.index.needs_outbox:
+                self._outbox_pending = True
+            else:
+                self._index_broken = True
+            logger.error("vector index update failed after commit (%r); will repair", exc)
+            try:
+                with self._db.write() as conn:
+                    for user in sorted(set(users)):
+                        self.audit.insert(
+                            conn,
+                            "error",
+                            user_id=user,
+                            payload={"op": "vector_index", "error": type(exc).__name__},
+                        )
+            except Exception:  # pragma: no cover - best effort
+                logger.exception("could not record the error event")
+            raise
+        if self.index.needs_outbox and rowids:
+            with self._db.write() as conn:
+                for chunk in _chunks(list(rowids)):
+                    conn.execute(
+                        f"DELETE FROM vector_outbox WHERE rid IN ({_marks(len(chunk))})", chunk
+                    )
+
+    # ---- writing
+
+    def _owners(self, ids: Sequence[str], conn: sqlite3.Connection | None = None) -> dict[str, str]:
+        owners: dict[str, str] = {}
+        for chunk in _chunks(list(ids)):
+            sql = f"SELECT id, user_id FROM records WHERE id IN ({_marks(len(chunk))})"
+            rows = conn.execute(sql, chunk).fetchall() if conn else self._db.query(sql, chunk)
+            owners.update(rows)
+        return owners
+
+    @staticmethod
+    def _check_owners(records: Sequence[MemoryRecord], owners: Mapping[str, str]) -> None:
+        for record in records:
+            owner = owners.get(record.id)
+            if owner is not None and owner != record.user_id:
+                raise ValueError(
+                    f"record id {record.id!r} is already used by another user's record; record "
+                    "ids must be unique across the archive"
+                )
+
+    def _insert(
+        self,
+        conn: sqlite3.Connection,
+        record: MemoryRecord,
+        encoded: tuple[str, str],
+        vector: np.ndarray | None,
+    ) -> int:
+        cur = conn.execute(
+            "INSERT INTO records (id, user_id, thread_id, kind, text, created_at, "
+            "last_accessed_at, importance, sources, metadata, vector) VALUES "
+            "(?,?,?,?,?,?,?,?,?,?,?)",
+            (
+                record.id,
+                record.user_id,
+                record.thread_id,
+                record.kind,
+                record.text,
+                to_micros(record.created_at),
+                to_micros(record.last_accessed_at) if record.last_accessed_at else None,
+                float(record.importance),
+                encoded[0],
+                encoded[1],
+                vector.tobytes() if vector is not None else None,
+            ),
+        )
+        rid = int(cur.lastrowid or 0)
+        conn.execute(
+            "INSERT INTO records_fts (rowid, text) VALUES (?, ?)", (rid, fts_document(record.text))
+        )
+        if self.index.needs_outbox:
+            conn.execute(
+                "INSERT OR REPLACE INTO vector_outbox (rid, record_id, op) VALUES (?, ?, 'add')",
+                (rid, record.id),
+            )
+        return rid
+
+    def _remove_rows(self, conn: sqlite3.Connection, rows: Sequence[Sequence[Any]]) -> None:
+        """Delete ``(rid, id, text)`` rows with their FTS entries (inside ``conn``'s tx)."""
+        conn.executemany(
+            "INSERT INTO records_fts (records_fts, rowid, text) VALUES ('delete', ?, ?)",
+            ((rid, fts_document(text)) for rid, _id, text in rows),
+        )
+        for chunk in _chunks([r[0] for r in rows]):
+            conn.execute(f"DELETE FROM records WHERE rid IN ({_marks(len(chunk))})", chunk)
+        if self.index.needs_outbox:
+            conn.executemany(
+                "INSERT OR REPLACE INTO vector_outbox (rid, record_id, op) VALUES (?, ?, 'delete')",
+                ((rid, rec_id) for rid, rec_id, _t in rows),
+            )
+
+    def add(self, records: Sequence[MemoryRecord]) -> None:
+        """Store records (idempotent by id) and index them for both searches.
+
+        Texts of new records are embedded in one ``embed_documents`` batch;
+        records, FTS rows, vectors and a ``write`` audit event commit in one
+        SQLite transaction, then the vector index is updated. A record whose id
+        is already stored is skipped (use :meth:`update_record` to change it).
+
+        Raises:
+            ValueError: for an invalid record, an id owned by another user, or
+                embeddings of the wrong dimension.
+        """
+        self._add(records, page_out=False)
+
+    def _add(self, records: Sequence[MemoryRecord], *, page_out: bool) -> list[MemoryRecord]:
+        batch: dict[str, tuple[MemoryRecord, tuple[str, str]]] = {}
+        for record in records:
+            encoded = _validate(record)
+            batch.setdefault(record.id, (record, encoded))
+        if not batch:
+            return []
+        self._before_write()
+        owners = self._owners(list(batch))
+        self._check_owners([r for r, _ in batch.values()], owners)
+        new = [item for key, item in batch.items() if key not in owners]
+        if not new:
+            return []
+        vectors = None
+        if self.index.needs_vectors:
+            vectors = self._embed_documents([r.text for r, _ in new])
+        with self._db.lock:
+            with self._db.write() as conn:
+                owners = self._owners([r.id for r, _ in new], conn)
+                self._check_owners([r for r, _ in new], owners)
+                if vectors is not None and self._dim is None:
+                    self._set_meta(conn, "dim", str(vectors.shape[1]))
+                entries = []
+                for i, (record, encoded) in enumerate(new):
+                    if record.id in owners:
+                        continue
+                    vector = vectors[i] if vectors is not None else None
+                    entries.append(
+                        VectorEntry(self._insert(conn, record, encoded, vector), record, vector)
+                    )
+                self._audit_added(conn, [e.record for e in entries], page_out=page_out)
+            if vectors is not None and self._dim is None:
+                self._dim = int(vectors.shape[1])
+
+            def update() -> None:
+                self.index.add(entries)
+                self.index.flush()
+
+            self._apply_to_index(
+                [e.rowid for e in entries], [e.record.user_id for e in entries], update
+            )
+        return [e.record for e in entries]
+
+    def _audit_added(
+        self, conn: sqlite3.Connection, records: Sequence[MemoryRecord], *, page_out: bool
+    ) -> None:
+        groups: dict[tuple[str, str | None], list[MemoryRecord]] = {}
+        for record in records:
+            groups.setdefault(record.namespace, []).append(record)
+        for (user_id, thread_id), group in groups.items():
+            if page_out:
+                payload: dict[str, Any] = {
+                    "turns": [int(r.metadata.get("turn_index", -1)) for r in group],
+                    "ids": [r.id for r in group],
+                }
+                self.audit.insert(
+                    conn, "page_out", user_id=user_id, thread_id=thread_id, payload=payload
+                )
+            else:
+                kinds: dict[str, int] = {}
+                for r in group:
+                    kinds[r.kind] = kinds.get(r.kind, 0) + 1
+                payload = {"op": "add", "ids": [r.id for r in group], "kinds": kinds}
+                self.audit.insert(
+                    conn, "write", user_id=user_id, thread_id=thread_id, payload=payload
+                )
+
+    def archive_turns(
+        self, turns: Sequence[Turn], *, user_id: str, thread_id: str
+    ) -> list[MemoryRecord]:
+        """Archive evicted turns as ``turn`` records; returns the newly stored ones.
+
+        Idempotent: record ids are :func:`turn_record_id` ``(user_id,
+        thread_id, turn.index)``, so a retried compression stores nothing twice.
+        Writes one ``page_out`` audit event with the new turn indices.
+        """
+        _check_user(user_id)
+        if not isinstance(thread_id, str) or not thread_id:
+            raise ValueError(f"thread_id must be a non-empty string, got {thread_id!r}")
+        records = [turn_record(t, user_id=user_id, thread_id=thread_id) for t in turns]
+        return self._add(records, page_out=True)
+
+    def hook(self, user_id: str, thread_id: str) -> ArchiveTurnHook:
+        """The buffer's archive hook for one user's thread.
+
+        Pass it as ``archive=`` to :func:`~langchain_tiered_memory.buffer.compress`
+        (or to ``TieredMemory``); see the :class:`SQLiteArchive` example.
+        """
+        _check_user(user_id)
+        if not isinstance(thread_id, str) or not thread_id:
+            raise ValueError(f"thread_id must be a non-empty string, got {thread_id!r}")
+        return ArchiveTurnHook(self, user_id, thread_id)
+
+    def update_record(self, record: MemoryRecord) -> MemoryRecord:
+        """Replace a stored record (same id, same user) with ``record``.
+
+        When the text changes, the record is re-embedded and gets a new row id
+        (so a stale vector index is always detectable on open); other fields
+        are updated in place. Writes a ``write`` audit event.
+
+        Raises:
+            KeyError: if no record has this id.
+            ValueError: if the stored record belongs to another user.
+        """
+        encoded = _validate(record)
+        self._before_write()
+        current = self.get([record.id])
+        if not current:
+            raise KeyError(f"no record with id {record.id!r}; add() it first")
+        if current[0].user_id != record.user_id:
+            raise ValueError(f"record {record.id!r} belongs to another user")
+        changed = current[0].text != record.text
+        vector = None
+        if changed and self.index.needs_vectors:
+            vector = self._embed_documents([record.text])[0]
+        with self._db.lock:
+            with self._db.write() as conn:
+                row = conn.execute(
+                    "SELECT rid, id, text FROM records WHERE id=?", (record.id,)
+                ).fetchone()
+                if row is None:
+                    raise KeyError(f"record {record.id!r} was deleted meanwhile")
+                changed = row[2] != record.text
+                if changed and vector is None and self.index.needs_vectors:
+                    vector = self._embed_documents([record.text])[0]  # changed meanwhile
+                if changed:
+                    self._remove_rows(conn, [row])
+                    rid = self._insert(conn, record, encoded, vector)
+                else:
+                    rid = int(row[0])
+                    conn.execute(
+                        "UPDATE records SET thread_id=?, kind=?, created_at=?, "
+                        "last_accessed_at=?, importance=?, sources=?, metadata=? WHERE rid=?",
+                        (
+                            record.thread_id,
+                            record.kind,
+                            to_micros(record.created_at),
+                            to_micros(record.last_accessed_at) if record.last_accessed_at else None,
+                            float(record.importance),
+                            encoded[0],
+                            encoded[1],
+                            rid,
+                        ),
+                    )
+                self.audit.insert(
+                    conn,
+                    "write",
+                    user_id=record.user_id,
+                    thread_id=record.thread_id,
+                    payload={"op": "update", "ids": [record.id], "text_changed": changed},
+                )
+            if changed:
+                old = VectorKey(int(row[0]), record.id)
+
+                def update() -> None:
+                    self.index.delete([old])
+                    self.index.add([VectorEntry(rid, record, vector)])
+                    self.index.flush()
+
+                self._apply_to_index([old.rowid, rid], [record.user_id], update)
+        return record
+
+    def touch(
+        self, ids: Sequence[str], at: datetime | None = None, *, user_id: str | None = None
+    ) -> int:
+        """Set ``last_accessed_at`` (default: now) on these records; returns how many."""
+        when = to_micros(at or datetime.now(timezone.utc))
+        ids = list(dict.fromkeys(ids))
+        done = 0
+        with self._db.write() as conn:
+            for chunk in _chunks(ids):
+                sql = f"UPDATE records SET last_accessed_at=? WHERE id IN ({_marks(len(chunk))})"
+                params: list[Any] = [when, *chunk]
+                if user_id is not None:
+                    sql += " AND user_id=?"
+                    params.append(user_id)
+                done += conn.execute(sql, params).rowcount
+        return done
+
+    # ---- forgetting
+
+    def delete(self, ids: Sequence[str], *, user_id: str) -> int:
+        """Forget these records of ``user_id`` (ids of other users are ignored).
+
+        Removes the rows, their FTS entries (the FTS index is then merged so
+        no segment keeps the old terms), their stored vectors and their index
+        entries; with ``secure_delete`` the freed bytes are zeroed, the WAL is
+        checkpointed and truncated, and the index file is rewritten. Writes a
+        ``delete`` audit event with the ids only. Returns how many were deleted.
+        """
+        _check_user(user_id)
+        ids = list(dict.fromkeys(ids))
+        if not ids:
+            return 0
+
+        def select(conn: sqlite3.Connection) -> list[Sequence[Any]]:
+            rows: list[Sequence[Any]] = []
+            for chunk in _chunks(ids):
+                rows += conn.execute(
+                    f"SELECT rid, id, text FROM records WHERE user_id=? AND id IN "
+                    f"({_marks(len(chunk))})",
+                    [user_id, *chunk],
+                ).fetchall()
+            return rows
+
+        return self._forget(user_id, select, whole_user=False)
+
+    def delete_user(self, user_id: str) -> int:
+        """Forget everything about ``user_id``: records, vectors, FTS entries, audit events.
+
+        Other users' data is untouched. Leaves one ``delete`` audit event that
+        says the user was forgotten (a count, no ids, no text). Returns how many
+        records were deleted.
+        """
+        _check_user(user_id)
+
+        def select(conn: sqlite3.Connection) -> list[Sequence[Any]]:
+            return conn.execute(
+                "SELECT rid, id, text FROM records WHERE user_id=?", (user_id,)
+            ).fetchall()
+
+        return self._forget(user_id, select, whole_user=True)
+
+    def _forget(
+        self,
+        user_id: str,
+        select: Callable[[sqlite3.Connection], list[Sequence[Any]]],
+        *,
+        whole_user: bool,
+    ) -> int:
+        self._before_write()
+        with self._db.lock:
+            with self._db.write() as conn:
+                rows = select(conn)
+                if rows:
+                    self._remove_rows(conn, rows)
+                    conn.execute("INSERT INTO records_fts (records_fts) VALUES ('optimize')")
+                if whole_user:
+                    self.audit.delete_user(conn, user_id)
+                    payload: dict[str, Any] = {"forgotten": True, "records": len(rows)}
+                    self.audit.insert(conn, "delete", user_id=user_id, payload=payload)
+                elif rows:
+                    payload = {"ids": [r[1] for r in rows]}
+                    self.audit.insert(conn, "delete", user_id=user_id, payload=payload)
+            keys = [VectorKey(int(r[0]), str(r[1])) for r in rows]
+
+            def update() -> None:
+                self.index.delete(keys)
+                self.index.flush(force=True)
+
+            try:
+                if keys:
+                    self._apply_to_index([k.rowid for k in keys], [user_id], update)
+            finally:
+                if rows or whole_user:
+                    self._db.checkpoint()
+        logger.info("deleted %d records of user %s", len(rows), user_id)
+        return len(rows)
+
+    # ---- reading
+
+    def get(self, ids: Sequence[str], *, user_id: str | None = None) -> list[MemoryRecord]:
+        """The stored records with these ids, in the given order (missing ids skipped)."""
+        found: dict[str, MemoryRecord] = {}
+        for chunk in _chunks(list(dict.fromkeys(ids))):
+            sql = f"SELECT {_COLS} FROM records WHERE id IN ({_marks(len(chunk))})"
+            params: list[Any] = list(chunk)
+            if user_id is not None:
+                sql += " AND user_id=?"
+                params.append(user_id)
+            for row in self._db.query(sql, params):
+                found[row[1]] = _row_record(row)
+        return [found[i] for i in ids if i in found]
+
+    def records(
+        self,
+        user_id: str,
+        *,
+        thread_id: str | None = None,
+        kinds: Iterable[RecordKind] | RecordKind | None = None,
+        since: datetime | None = None,
+        until: datetime | None = None,
+    ) -> list[MemoryRecord]:
+        """A user's records, oldest first (optionally of one thread, some kinds, a window)."""
+        flt = RecordFilter(user_id, thread_id, cast(Any, kinds), since, until)
+        where, params = flt.sql("r")
+        rows = self._db.query(
+            f"SELECT {_R_COLS} FROM records r WHERE {where} ORDER BY r.created_at, r.rid", params
+        )
+        return [_row_record(row) for row in rows]
+
+    def count(self, user_id: str | None = None) -> int:
+        """Number of records (of one user, or all)."""
+        if user_id is None:
+            return int(self._db.query("SELECT COUNT(*) FROM records")[0][0])
+        return int(self._db.query("SELECT COUNT(*) FROM records WHERE user_id=?", [user_id])[0][0])
+
+    def keyword_search(
+        self,
+        query: str,
+        *,
+        user_id: str,
+        thread_id: str | None = None,
+        kinds: Iterable[RecordKind] | RecordKind | None = None,
+        since: datetime | None = None,
+        until: datetime | None = None,
+        n: int = 50,
+    ) -> list[tuple[MemoryRecord, float]]:
+        """BM25 keyword search over a user's records; ``(record, score)``, best first.
+
+        The score is FTS5's ``bm25()`` negated (higher is better). Any user
+        text is safe: it is turned into quoted terms ORed together
+        (:func:`fts_query`); text without terms returns ``[]``.
+        """
+        flt = RecordFilter(user_id, thread_id, cast(Any, kinds), since, until)
+        match = fts_query(query)
+        if match is None or n <= 0:
+            return []
+        where, params = flt.sql("r")
+        rows = self._db.query(
+            f"SELECT {_R_COLS}, bm25(records_fts) AS rank FROM records_fts "
+            f"JOIN records r ON r.rid = records_fts.rowid "
+            f"WHERE records_fts MATCH ? AND {where} ORDER BY rank LIMIT ?",
+            [match, *params, int(n)],
+        )
+        return [(_row_record(row), -float(row[-1])) for row in rows]
+
+    def _query_vector(self, query: Sequence[float] | np.ndarray) -> np.ndarray:
+        vector = np.asarray(query, dtype=np.float32).reshape(-1)
+        if self._dim is not None and vector.size != self._dim:
+            raise self._dim_error(self._dim, int(vector.size))
+        return _unit_rows(vector.reshape(1, -1))[0]
+
+    def _candidates(self, flt: RecordFilter) -> np.ndarray:
+        where, params = flt.sql("r")
+        rows = self._db.query(f"SELECT r.rid FROM records r WHERE {where}", params)
+        return np.fromiter((r[0] for r in rows), dtype=np.int64, count=len(rows))
+
+    def _resolve(
+        self, hits: Sequence[tuple[int, float]], flt: RecordFilter
+    ) -> list[tuple[MemoryRecord, float]]:
+        """Records for ``(rowid, score)`` hits that pass ``flt`` (SQL-checked), in hit order."""
+        best: dict[int, float] = {}
+        for rid, score in hits:
+            best.setdefault(rid, score)
+        found: dict[int, MemoryRecord] = {}
+        where, params = flt.sql("r")
+        for chunk in _chunks(list(best)):
+            rows = self._db.query(
+                f"SELECT {_R_COLS} FROM records r WHERE r.rid IN ({_marks(len(chunk))}) "
+                f"AND {where}",
+                [*chunk, *params],
+            )
+            found.update((int(row[0]), _row_record(row)) for row in rows)
+        return [(found[rid], score) for rid, score in best.items() if rid in found]
+
+    def dense_search(
+        self,
+        query: str | Sequence[float] | np.ndarray,
+        *,
+        user_id: str,
+        thread_id: str | None = None,
+        kinds: Iterable[RecordKind] | RecordKind | None = None,
+        since: datetime | None = None,
+        until: datetime | None = None,
+        n: int = 50,
+    ) -> list[tuple[MemoryRecord, float]]:
+        """Vector search over a user's records; ``(record, score)``, best first.
+
+        ``query`` is a query vector (e.g. from :meth:`embed_query`, so recall
+        embeds once) or text. Only records passing the filter are returned:
+        indexes with ``exact_filter`` (FAISS) search just the filtered row ids;
+        others are asked for ``n * overfetch`` hits, growing fourfold until
+        ``n`` pass the filter or the index has no more. Either way every hit is
+        re-checked against the records in SQL, so another user's record can
+        never come back.
+        """
+        flt = RecordFilter(user_id, thread_id, cast(Any, kinds), since, until)
+        if n <= 0:
+            return []
+        if isinstance(query, str):
+            text: str | None = query
+            vector = self.embed_query(query) if self.index.needs_vectors else None
+        else:
+            text, vector = None, self._query_vector(query)
+        if self._index_broken:
+            self.rebuild_index()
+        dense = DenseQuery(flt, text, vector, lambda: self._candidates(flt))
+        if self.index.exact_filter:
+            return self._resolve(self.index.search(dense, n), flt)[:n]
+        total = self.count()
+        k = max(n * self.overfetch, n)
+        while True:
+            hits = self.index.search(dense, k)
+            found = self._resolve(hits, flt)
+            if len(found) >= n or len(hits) < k or k >= total:
+                return found[:n]
+            k = min(k * 4, max(total, n))
+
+    # ---- export, lifecycle
+
+    def export_user(self, user_id: str) -> dict[str, Any]:
+        """Everything stored about ``user_id``, JSON-ready: records and audit events.
+
+        Returns ``{"user_id", "exported_at", "records": [record_to_dict(...)],
+        "audit_events": [AuditEvent.to_dict()]}`` (vectors are not included).
+        """
+        _check_user(user_id)
+        return {
+            "user_id": user_id,
+            "exported_at": datetime.now(timezone.utc).isoformat(),
+            "records": [record_to_dict(r) for r in self.records(user_id)],
+            "audit_events": [e.to_dict() for e in self.audit.events(user_id)],
+        }
+
+    @property
+    def closed(self) -> bool:
+        """True after :meth:`close`."""
+        return self._db.closed
+
+    def close(self) -> None:
+        """Write the vector index if needed and close the database (idempotent)."""
+        with self._db.lock:
+            if self._db.closed:
+                return
+            try:
+                self.index.close()
+            finally:
+                self._db.close()
+
+    def __enter__(self: _ArchiveT) -> _ArchiveT:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}({str(self.path)!r})"
+
+
+@dataclass(frozen=True)
+class ArchiveTurnHook:
+    """The buffer's archive hook bound to one user's thread (see :meth:`BaseSQLiteArchive.hook`).
+
+    Idempotent: turns already archived are skipped, so a retried compression
+    may pass the same turn twice.
+    """
+
+    archive: BaseSQLiteArchive
+    user_id: str
+    thread_id: str
+
+    def __call__(self, turns: Sequence[Turn]) -> None:
+        """Archive ``turns`` before they leave the buffer."""
+        self.archive.archive_turns(turns, user_id=self.user_id, thread_id=self.thread_id)
+
+
+def _embeddings_id(embeddings: Embeddings) -> str:
+    kind = type(embeddings)
+    name = f"{kind.__module__}.{kind.__qualname__}"
+    for attr in ("model", "model_name", "deployment", "size"):
+        value = getattr(embeddings, attr, None)
+        if isinstance(value, (str, int)) and not isinstance(value, bool):
+            return f"{name}:{attr}={value}"
+    return name
+
+
+class SQLiteArchive(BaseSQLiteArchive):
+    """The durable archive: records, keyword index and audit log in SQLite, vectors in FAISS.
+
+    Args:
+        path: The SQLite file (its directory must exist). The FAISS index is
+            ``<path>.faiss`` next to it.
+        embeddings: Any LangChain ``Embeddings``; documents are embedded in
+            one ``embed_documents`` batch per :meth:`add`.
+        dim: The embedding dimension, if known (checked against an existing
+            archive; otherwise learnt from the first batch).
+        save_every: Write the FAISS file after this many added vectors
+            (default 1: after every add). Deletes always write it at once.
+
+    Raises:
+        ValueError: for a path whose directory does not exist, or a ``dim``
+            that differs from the one the archive was built with.
+
+    Note:
+        Each record's unit vector is also stored in SQLite, so the FAISS file
+        is a cache: if it is missing, unreadable or does not hold exactly the
+        records' ids (say after a crash between the SQLite commit and the file
+        write), it is rebuilt on open from SQLite, without re-embedding.
+
+        Safe for many threads; use one process per archive file (the FAISS
+        index lives in the process's memory, so another process's writes
+        reach it only when it reopens the archive).
+
+    Example:
+        >>> import tempfile, pathlib
+        >>> from langchain_core.embeddings import DeterministicFakeEmbedding
+        >>> tmp = tempfile.TemporaryDirectory()
+        >>> path = pathlib.Path(tmp.name) / "memory.sqlite"
+        >>> archive = SQLiteArchive(path, embeddings=DeterministicFakeEmbedding(size=32))
+        >>> archive.add([
+        ...     MemoryRecord.new(user_id="ana", kind="fact", text="Ana is allergic to peanuts",
+        ...                      id="f1"),
+        ...     MemoryRecord.new(user_id="bob", kind="fact", text="Bob is allergic to cats",
+        ...                      id="f2"),
+        ... ])
+        >>> [(r.id, s > 0) for r, s in archive.keyword_search("allergic", user_id="ana")]
+        [('f1', True)]
+        >>> [r.id for r, _ in archive.dense_search("Bob is allergic to cats", user_id="bob", n=1)]
+        ['f2']
+        >>> from langchain_core.messages import HumanMessage
+        >>> hook = archive.hook("bob", "t1")  # the buffer's archive hook
+        >>> hook([Turn(0, (HumanMessage("I adopted a cat"),))])
+        >>> hook([Turn(0, (HumanMessage("I adopted a cat"),))])  # a retry stores nothing twice
+        >>> [(r.id, r.kind, r.text) for r in archive.records("bob", kinds=["turn"])]
+        [('bob:t1:turn:0', 'turn', 'user: I adopted a cat')]
+        >>> [e.kind for e in archive.audit.events("bob")]
+        ['write', 'page_out']
+        >>> sorted(archive.export_user("bob"))
+        ['audit_events', 'exported_at', 'records', 'user_id']
+        >>> archive.delete_user("ana"), archive.count()
+        (1, 2)
+        >>> archive.close()
+        >>> with SQLiteArchive(path, embeddings=DeterministicFakeEmbedding(size=32)) as again:
+        ...     [r.text for r in again.records("bob", kinds="fact")]
+        ['Bob is allergic to cats']
+        >>> tmp.cleanup()
+    """
+
+    def __init__(
+        self,
+        path: str | os.PathLike[str],
+        *,
+        embeddings: Embeddings,
+        dim: int | None = None,
+        save_every: int = 1,
+    ) -> None:
+        if save_every < 1:
+            raise ValueError(f"save_every must be >= 1, got {save_every}")
+        self.embeddings = embeddings
+        self._save_every = save_every
+        super().__init__(path, dim=dim, embeddings_id=_embeddings_id(embeddings))
+
+    @property
+    def index_path(self) -> Path:
+        """The FAISS index file (``<path>.faiss``)."""
+        return self.path.with_name(self.path.name + ".faiss")
+
+    def _make_index(self) -> FaissIndex:
+        return FaissIndex(self.index_path, dim=self._dim, save_every=self._save_every)
+
+    def _check_vectors(self, vectors: np.ndarray, expected: int) -> np.ndarray:
+        if vectors.ndim != 2 or vectors.shape[0] != expected:
+            raise ValueError(
+                f"the embeddings returned {vectors.shape[0] if vectors.ndim else 0} vectors "
+                f"for {expected} texts"
+            )
+        if self._dim is not None and vectors.shape[1] != self._dim:
+            raise self._dim_error(self._dim, int(vectors.shape[1]))
+        return _unit_rows(vectors)
+
+    def _embed_documents(self, texts: Sequence[str]) -> np.ndarray:
+        raw = self.embeddings.embed_documents(list(texts))
+        return self._check_vectors(np.asarray(raw, dtype=np.float32), len(texts))
+
+    def embed_query(self, text: str) -> np.ndarray:
+        """The unit query vector for ``text`` (``embeddings.embed_query``).
+
+        Embed once, then search with the vector (recall also needs it for scoring).
+
+        Example:
+            >>> import tempfile, pathlib
+            >>> from langchain_core.embeddings import DeterministicFakeEmbedding
+            >>> tmp = tempfile.TemporaryDirectory()
+            >>> with SQLiteArchive(pathlib.Path(tmp.name) / "m.sqlite",
+            ...                    embeddings=DeterministicFakeEmbedding(size=8)) as archive:
+            ...     archive.add([MemoryRecord.new(user_id="ana", kind="fact", text="tea", id="f1")])
+            ...     v = archive.embed_query("tea")
+            ...     [(r.id, round(s, 3)) for r, s in archive.dense_search(v, user_id="ana")]
+            [('f1', 1.0)]
+            >>> tmp.cleanup()
+        """
+        raw = self.embeddings.embed_query(text)
+        return self._check_vectors(np.asarray(raw, dtype=np.float32).reshape(1, -1), 1)[0]

@@ -45,6 +45,7 @@ from langchain_core.messages import BaseMessage, SystemMessage
 from langchain_tiered_memory.budget import TokenBudget
 from langchain_tiered_memory.buffer import summary_message, turn_tokens
 from langchain_tiered_memory.clipping import clip_message, clip_text
+from langchain_tiered_memory.gate import GateDecision
 from langchain_tiered_memory.tokens import TokenCounter
 from langchain_tiered_memory.turns import Turn
 
@@ -84,6 +85,7 @@ class ContextWindow:
         omitted_turns: Buffered turns left out of this prompt for lack of room.
         clipped_turns: Turns with a message clipped to fit (marked in the text).
         recalled: The recalled records that made it into the prompt.
+        gate: The recall gate's decision for this prompt, if it ran.
     """
 
     messages: list[BaseMessage]
@@ -93,6 +95,7 @@ class ContextWindow:
     omitted_turns: tuple[int, ...] = ()
     clipped_turns: tuple[int, ...] = ()
     recalled: tuple[RecalledMemory, ...] = field(default_factory=tuple)
+    gate: GateDecision | None = None
 
     @property
     def input_budget(self) -> int:
@@ -108,6 +111,8 @@ class ContextWindow:
             "caps": self.budget.caps,
             "omitted_turns": list(self.omitted_turns),
             "clipped_turns": list(self.clipped_turns),
+            "gate": self.gate.to_dict() if self.gate else None,
+            "recalled": [r.record_id or r.source for r in self.recalled],
         }
 
 

@@ -1,8 +1,10 @@
-"""The facade: :class:`TieredMemory`.
+"""The facade: :class:`TieredMemory`, one conversation thread's memory.
 
-One object per conversation thread that keeps the pinned system prompt, the
-summary buffer, and hands evicted turns to the archive; ``build_context``
-assembles a prompt that always fits the budget.
+It keeps the pinned system prompt and the summary buffer, writes facts to
+core memory, hands evicted turns to the archive, decides with the recall gate
+whether to search the archive, and assembles a prompt that always fits the
+budget. Without a :class:`~langchain_tiered_memory.store.MemoryStore` it lives
+in memory (no recall); with one, everything is durable and recall is on.
 
 Example:
     >>> from langchain_core.messages import AIMessage, HumanMessage
@@ -13,18 +15,23 @@ Example:
     >>> ctx = memory.build_context()
     >>> ctx.messages[0].content
     'You are a helpful assistant.'
+    >>> "allergic to peanuts" in ctx.messages[1].content  # core memory
+    True
     >>> ctx.total_tokens <= memory.budget.input_budget
     True
 """
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import threading
 from collections.abc import Callable, Sequence
+from dataclasses import replace
+from typing import TYPE_CHECKING, Any, Literal
 
 from langchain_core.language_models import BaseChatModel
-from langchain_core.messages import BaseMessage, SystemMessage
+from langchain_core.messages import BaseMessage, HumanMessage, SystemMessage
 
 from langchain_tiered_memory.archive import InMemoryTurnArchive
 from langchain_tiered_memory.budget import TokenBudget
@@ -34,26 +41,43 @@ from langchain_tiered_memory.buffer import (
     CompressionEvent,
     CompressionResult,
     CompressionTriggers,
-    acompress,
     append_messages,
     compress,
 )
 from langchain_tiered_memory.context import ContextWindow, RecalledMemory, assemble_context
+from langchain_tiered_memory.core import CoreFact, CoreMemory
+from langchain_tiered_memory.extraction import LLMExtractor
+from langchain_tiered_memory.gate import GateConfig, GateDecision, LLMGate, decide_recall
+from langchain_tiered_memory.records import MemoryRecord
 from langchain_tiered_memory.summarize import ExtractiveSummarizer, LLMSummarizer, Summarizer
 from langchain_tiered_memory.tokens import TokenCounterLike, resolve_token_counter
 from langchain_tiered_memory.turns import message_text
+from langchain_tiered_memory.writer import Extractor, MemoryWriter, WriteResult
+
+if TYPE_CHECKING:
+    from langchain_tiered_memory.store import MemoryStore
 
 logger = logging.getLogger(__name__)
 
-__all__ = ["TieredMemory"]
+__all__ = ["GateMode", "TieredMemory"]
+
+#: ``"auto"`` (the gate decides), ``"always"``, ``"never"``, or an :class:`LLMGate`.
+GateMode = Literal["auto", "always", "never"] | LLMGate
+
+
+_SEEN_IDS = 5000
+
+
+def fact_record_id(user_id: str, fact_id: str) -> str:
+    """Archive id of a core fact version."""
+    return f"{user_id}:fact:{fact_id}"
 
 
 class TieredMemory:
-    """Short-term tiered memory for one conversation thread.
+    """Tiered memory for one conversation thread.
 
     Args:
-        model: Model name; gives the default context window and exact counter
-            (``"gpt-4o-mini"``). Ignored for either when given explicitly.
+        model: Model name; gives the default context window and exact counter.
         context_window: The model's window in tokens (overrides the lookup).
         budget: A ready :class:`TokenBudget` (overrides ``context_window``).
         ratios: Section ratios, when building the budget here.
@@ -61,12 +85,21 @@ class TieredMemory:
             :class:`~langchain_tiered_memory.tokens.TokenCounter`.
         system_prompt: The pinned system prompt.
         tools_tokens: Tokens of tool schemas sent with every prompt.
-        summarizer: A :class:`Summarizer`, a chat model (wrapped in
-            :class:`LLMSummarizer`), or ``None`` for the extractive one.
+        summarizer: A :class:`Summarizer`, a chat model, or ``None`` (extractive).
         triggers: Compression triggers.
-        archive: Hook receiving evicted turns (default: an in-memory list,
-            available as ``memory.archive``).
+        archive: Hook receiving evicted turns when there is no ``store``
+            (default: an in-memory list, ``memory.archive``).
         on_event: Called with every compression event.
+        store: Durable tiers (archive, recall, state); enables recall.
+        user_id: Whose memory (every read and write is filtered by it).
+        thread_id: Which conversation.
+        extractor: Fact extractor: rule-based (default), a chat model
+            (batched :class:`LLMExtractor`) or any :class:`Extractor`.
+        extract_every: Turns per LLM extraction call.
+        gate: When to recall: ``"auto"``, ``"always"``, ``"never"`` or an
+            :class:`LLMGate`.
+        gate_config: Signals of the heuristic gate.
+        recall_k: Records recalled per turn.
 
     Raises:
         ValueError: for a bad budget or a system prompt larger than its section.
@@ -86,6 +119,14 @@ class TieredMemory:
         triggers: CompressionTriggers | None = None,
         archive: ArchiveHook | None = None,
         on_event: Callable[[CompressionEvent], None] | None = None,
+        store: MemoryStore | None = None,
+        user_id: str = "default",
+        thread_id: str = "default",
+        extractor: Extractor | BaseChatModel | None = None,
+        extract_every: int = 8,
+        gate: GateMode = "auto",
+        gate_config: GateConfig | None = None,
+        recall_k: int = 5,
     ) -> None:
         if budget is None:
             if context_window is None and model is None:
@@ -95,6 +136,12 @@ class TieredMemory:
             else:
                 assert model is not None
                 budget = TokenBudget.for_model(model, ratios=ratios)
+        if not isinstance(user_id, str) or not user_id:
+            raise ValueError("user_id must be a non-empty string")
+        if not isinstance(thread_id, str) or not thread_id:
+            raise ValueError("thread_id must be a non-empty string")
+        if isinstance(gate, str) and gate not in ("auto", "always", "never"):
+            raise ValueError("gate must be 'auto', 'always', 'never' or an LLMGate")
         self.budget = budget
         self.counter = resolve_token_counter(token_counter, model=model)
         if summarizer is None:
@@ -103,16 +150,41 @@ class TieredMemory:
             summarizer = LLMSummarizer(summarizer, counter=self.counter)
         self.summarizer: Summarizer = summarizer
         self.triggers = triggers or CompressionTriggers()
-        self.archive: ArchiveHook = archive if archive is not None else InMemoryTurnArchive()
         self.on_event = on_event
         self.tools_tokens = tools_tokens
+        self.store = store
+        self.user_id = user_id
+        self.thread_id = thread_id
+        self.gate = gate
+        self.gate_config = gate_config or GateConfig()
+        self.recall_k = recall_k
         self.events: list[CompressionEvent] = []
-        self._state = BufferState()
+        self.last_gate: GateDecision | None = None
         self._lock = threading.RLock()
         self._system_prompt = ""
-        self.system_prompt = system_prompt
+        if store is not None:
+            self.archive: ArchiveHook = store.archive.hook(user_id, thread_id)
+            self._state = store.state.load_thread(user_id, thread_id) or BufferState()
+            extra = store.state.load_extra(user_id, thread_id)
+            core = store.state.load_core(user_id)
+        else:
+            self.archive = archive if archive is not None else InMemoryTurnArchive()
+            self._state = BufferState()
+            extra = {}
+            core = CoreMemory()
+        if isinstance(extractor, BaseChatModel):
+            extractor = LLMExtractor(extractor)
+        self.writer = MemoryWriter(core, extractor=extractor, batch_turns=extract_every)
+        self.writer._observed_through = int(extra.get("observed_through", -1))
+        self._seen_ids: list[str] = list(extra.get("seen_ids", []))
+        self.system_prompt = system_prompt or str(extra.get("system_prompt", ""))
 
     # -- state ---------------------------------------------------------------
+
+    @property
+    def core(self) -> CoreMemory:
+        """The user's core memory."""
+        return self.writer.core
 
     @property
     def system_prompt(self) -> str:
@@ -123,8 +195,7 @@ class TieredMemory:
     def system_prompt(self, value: str) -> None:
         if not isinstance(value, str):
             raise TypeError("system_prompt must be a string")
-        # validates that it fits its section (raises ValueError naming the fix)
-        assemble_context(
+        assemble_context(  # raises ValueError naming the fix if it cannot fit
             budget=self.budget,
             counter=self.counter,
             system_prompt=value,
@@ -147,6 +218,22 @@ class TieredMemory:
         """Every buffered message, oldest first (the summary not included)."""
         return [m for turn in self._state.turns for m in turn.messages]
 
+    def _save(self) -> None:
+        if self.store is None:
+            return
+        extra = {
+            "observed_through": self.writer._observed_through,
+            "system_prompt": self._system_prompt,
+            "seen_ids": self._seen_ids[-_SEEN_IDS:],
+        }
+        self.store.state.save_thread(self.user_id, self.thread_id, self._state, extra)
+
+    def _audit(self, kind: Any, **payload: Any) -> None:
+        if self.store is not None:
+            self.store.archive.audit.record(
+                kind, user_id=self.user_id, thread_id=self.thread_id, **payload
+            )
+
     # -- writing -------------------------------------------------------------
 
     def _split_system(self, messages: Sequence[BaseMessage]) -> list[BaseMessage]:
@@ -166,18 +253,94 @@ class TieredMemory:
         self._state = result.state
         if result.event is None:
             return []
-        self.events.append(result.event)
+        event = result.event
+        self.events.append(event)
+        self._audit(
+            "compression" if event.kind == "compression" else "error",
+            result=event.kind,
+            trigger=event.trigger,
+            tokens_before=event.tokens_before,
+            tokens_after=event.tokens_after,
+            turns=list(event.evicted_turns),
+            error=event.error,
+        )
         if self.on_event is not None:
             try:
-                self.on_event(result.event)
+                self.on_event(event)
             except Exception:
                 logger.exception("on_event callback failed")
-        return [result.event]
+        return [event]
+
+    def _apply_writes(self, result: WriteResult) -> None:
+        if result.forget_everything:
+            self.forget_user()
+            return
+        if self.store is not None:
+            records = [
+                MemoryRecord.new(
+                    id=fact_record_id(self.user_id, u.fact.id),
+                    user_id=self.user_id,
+                    thread_id=None,
+                    kind="fact",
+                    text=f"{u.fact.subject}: {u.fact.content}",
+                    importance=u.fact.importance,
+                    sources=(f"turn:{u.fact.source_turn}",)
+                    if u.fact.source_turn is not None
+                    else (),
+                    metadata={
+                        "stated": True,
+                        "confidence": u.fact.confidence,
+                        "subject": u.fact.subject,
+                        "thread_id": self.thread_id,
+                    },
+                )
+                for u in result.promoted
+            ]
+            records += [
+                MemoryRecord.new(
+                    user_id=self.user_id,
+                    thread_id=None,
+                    kind="fact",
+                    text=f"{f.subject}: {f.content}",
+                    importance=f.importance,
+                    sources=(f"turn:{f.source_turn}",) if f.source_turn is not None else (),
+                    metadata={
+                        "stated": f.stated,
+                        "confidence": f.confidence,
+                        "possibly": True,
+                        "subject": f.subject,
+                        "thread_id": self.thread_id,
+                    },
+                )
+                for f in result.possible
+            ]
+            if records:
+                self.store.archive.add(records)
+            superseded = [u.superseded for u in result.promoted if u.superseded is not None]
+            for old in superseded:
+                self._mark_superseded(old)
+            if result.forgotten:
+                self.store.archive.delete(
+                    [fact_record_id(self.user_id, f.id) for f in result.forgotten],
+                    user_id=self.user_id,
+                )
+            if result.promoted or result.forgotten:
+                self.store.state.save_core(self.user_id, self.core)
+
+    def _mark_superseded(self, old: CoreFact) -> None:
+        assert self.store is not None
+        found = self.store.archive.get([fact_record_id(self.user_id, old.id)])
+        if found:
+            record = found[0]
+            metadata = {**record.metadata, "superseded": True, "superseded_by": old.superseded_by}
+            self.store.archive.update_record(replace(record, metadata=metadata))
 
     def add_messages(self, messages: Sequence[BaseMessage]) -> list[CompressionEvent]:
-        """Add messages (whole or partial turns) and compress if a trigger fires.
+        """Add messages (whole or partial turns): save, extract facts, compress.
 
-        A ``SystemMessage`` replaces the pinned system prompt.
+        A ``SystemMessage`` replaces the pinned system prompt. With a store,
+        the buffer is saved before this returns (an acknowledged turn survives
+        a crash).
 
         Returns:
             The compression events this call caused (often none).
@@ -189,7 +352,10 @@ class TieredMemory:
         with self._lock:
             rest = self._split_system(messages)
             self._state = append_messages(self._state, rest, self.counter)
-            return self._record(
+            self._save()
+            if rest:
+                self._apply_writes(self.writer.observe(self._state.turns[-3:]))
+            events = self._record(
                 compress(
                     self._state,
                     cap=self.buffer_cap,
@@ -199,33 +365,49 @@ class TieredMemory:
                     counter=self.counter,
                 )
             )
+            if events and events[0].kind == "compression" and self.writer.pending:
+                self._apply_writes(self.writer.observe([], flush=True))
+            self._save()
+            return events
+
+    def sync(self, messages: Sequence[BaseMessage]) -> list[BaseMessage]:
+        """Add the messages this memory has not seen yet (matched by message id).
+
+        For graphs and agents whose state repeats the conversation on every
+        call: only new messages are stored, in order. Messages without an id
+        are always treated as new.
+
+        Returns:
+            The messages that were added.
+
+        Example:
+            >>> from langchain_core.messages import HumanMessage
+            >>> m = TieredMemory(context_window=1024)
+            >>> first = HumanMessage("hi", id="m1")
+            >>> len(m.sync([first])), len(m.sync([first, HumanMessage("again", id="m2")]))
+            (1, 1)
+        """
+        with self._lock:
+            seen = set(self._seen_ids)
+            new = [m for m in messages if m.id is None or m.id not in seen]
+            if new:
+                self._seen_ids.extend(m.id for m in new if m.id is not None)
+                del self._seen_ids[:-_SEEN_IDS]
+                self.add_messages(new)
+            return new
+
+    def buffered_ids(self) -> set[str]:
+        """Ids of the messages still in the buffer."""
+        return {m.id for m in self.messages if m.id is not None}
 
     async def aadd_messages(self, messages: Sequence[BaseMessage]) -> list[CompressionEvent]:
-        """Async twin of :meth:`add_messages`."""
-        with self._lock:
-            rest = self._split_system(messages)
-            self._state = append_messages(self._state, rest, self.counter)
-            state = self._state
-        result = await acompress(
-            state,
-            cap=self.buffer_cap,
-            triggers=self.triggers,
-            summarizer=self.summarizer,
-            archive=self.archive,
-            counter=self.counter,
-        )
-        with self._lock:
-            if self._state is state:
-                return self._record(result)
-        # another writer changed the buffer meanwhile: keep its state; the
-        # compression is retried at the next trigger (archiving is idempotent)
-        logger.debug("buffer changed during async compression; retrying later")
-        return []
+        """Async twin of :meth:`add_messages` (runs in a worker thread)."""
+        return await asyncio.to_thread(self.add_messages, messages)
 
     def compress(self, *, force: bool = True) -> list[CompressionEvent]:
         """Compress now (by default even if no trigger fires)."""
         with self._lock:
-            return self._record(
+            events = self._record(
                 compress(
                     self._state,
                     cap=self.buffer_cap,
@@ -236,41 +418,153 @@ class TieredMemory:
                     force=force,
                 )
             )
+            self._save()
+            return events
+
+    # -- recall --------------------------------------------------------------
+
+    def latest_user_message(self) -> str:
+        """Text of the newest human message in the buffer (``""`` if none)."""
+        for turn in reversed(self._state.turns):
+            for message in reversed(turn.messages):
+                if isinstance(message, HumanMessage):
+                    return message_text(message)
+        return ""
+
+    def decide(self, query: str) -> GateDecision:
+        """Run the recall gate on ``query`` (no search)."""
+        if self.gate == "always":
+            return GateDecision(True, "recall is always on", "always")
+        if self.gate == "never" or self.store is None:
+            reason = "recall is off" if self.gate == "never" else "no archive to recall from"
+            return GateDecision(False, reason, "off")
+        entities = self._known_entities
+        if isinstance(self.gate, LLMGate):
+            return self.gate.decide(query, entities=entities, config=self.gate_config)
+        return decide_recall(query, entities=entities, config=self.gate_config)
+
+    def _known_entities(self, names: Sequence[str]) -> set[str]:
+        assert self.store is not None
+        known: set[str] = set()
+        for name in names[:8]:
+            if self.store.archive.keyword_search(name, user_id=self.user_id, n=1):
+                known.add(name)
+        return known
+
+    def recall(self, query: str, *, k: int | None = None) -> list[RecalledMemory]:
+        """Search the archive for ``query`` (no gate); best first.
+
+        Records whose turns are still in the buffer are skipped (they are in
+        the prompt verbatim already).
+        """
+        if self.store is None or not query.strip():
+            return []
+        from langchain_tiered_memory.recall import Recaller, to_recalled_memories
+
+        recaller = Recaller(self.store.archive, self.store.embeddings, k=k or self.recall_k)
+        buffered = {f"turn:{t.index}" for t in self._state.turns}
+        hits = [
+            hit
+            for hit in recaller.recall(query, user_id=self.user_id, k=(k or self.recall_k) + 4)
+            if not (hit.record.thread_id == self.thread_id and set(hit.record.sources) & buffered)
+            and not hit.record.metadata.get("superseded")
+        ][: k or self.recall_k]
+        self._audit(
+            "recall",
+            query=query,
+            gate=self.last_gate.to_dict() if self.last_gate else None,
+            results=[
+                {
+                    "id": h.record.id,
+                    "score": round(h.score, 4),
+                    "parts": {p: round(v, 4) for p, v in h.parts.items()},
+                }
+                for h in hits
+            ],
+        )
+        return to_recalled_memories(hits)
 
     # -- reading -------------------------------------------------------------
 
     def build_context(
-        self, *, core: str = "", recalled: Sequence[RecalledMemory] = ()
+        self,
+        *,
+        query: str | None = None,
+        recall: bool | None = None,
+        recalled: Sequence[RecalledMemory] | None = None,
     ) -> ContextWindow:
         """Assemble the budgeted prompt for the next model call.
 
         Args:
-            core: Rendered core memory to include.
-            recalled: Recalled records, best first.
+            query: What to recall for (default: the latest user message).
+            recall: Force recall on or off (default: the gate decides).
+            recalled: Use these records instead of searching.
         """
         with self._lock:
             state = self._state
-        return assemble_context(
-            budget=self.budget,
-            counter=self.counter,
-            system_prompt=self._system_prompt,
-            core=core,
-            summary=state.summary,
-            summarized_through=state.summarized_through,
-            turns=state.turns,
-            recalled=recalled,
-            tools_tokens=self.tools_tokens,
-        )
+            query = self.latest_user_message() if query is None else query
+            gate: GateDecision | None = None
+            if recalled is None:
+                if recall is None:
+                    gate = self.decide(query) if query else None
+                    do_recall = bool(gate and gate.recall)
+                else:
+                    gate = GateDecision(recall, "forced by the caller", "forced")
+                    do_recall = recall
+                self.last_gate = gate
+                recalled = self.recall(query) if do_recall else []
+            core_cap = self.budget.caps["core"]
+            moved = self.core.shrink_to(core_cap, self.counter) if self.core.active() else []
+            if moved and self.store is not None:
+                self.store.state.save_core(self.user_id, self.core)
+            context = assemble_context(
+                budget=self.budget,
+                counter=self.counter,
+                system_prompt=self._system_prompt,
+                core=self.core.render(),
+                summary=state.summary,
+                summarized_through=state.summarized_through,
+                turns=state.turns,
+                recalled=recalled,
+                tools_tokens=self.tools_tokens,
+            )
+            context = replace(context, gate=gate)
+            if self.store is not None:
+                self._audit(
+                    "page_in",
+                    records=[r.record_id for r in context.recalled],
+                    usage=context.usage,
+                    total_tokens=context.total_tokens,
+                    input_budget=context.input_budget,
+                )
+            return context
 
     async def abuild_context(
-        self, *, core: str = "", recalled: Sequence[RecalledMemory] = ()
+        self,
+        *,
+        query: str | None = None,
+        recall: bool | None = None,
+        recalled: Sequence[RecalledMemory] | None = None,
     ) -> ContextWindow:
-        """Async twin of :meth:`build_context` (pure CPU work)."""
-        return self.build_context(core=core, recalled=recalled)
+        """Async twin of :meth:`build_context` (runs in a worker thread)."""
+        return await asyncio.to_thread(
+            self.build_context, query=query, recall=recall, recalled=recalled
+        )
+
+    # -- forgetting ------------------------------------------------------------
+
+    def forget_user(self) -> None:
+        """Delete everything this user has, in every tier and file."""
+        with self._lock:
+            self.core.clear()
+            self._state = BufferState(next_index=self._state.next_index)
+            if self.store is not None:
+                self.store.forget_user(self.user_id)
 
     def __repr__(self) -> str:
         s = self._state
         return (
-            f"TieredMemory(window={self.budget.context_window}, turns={len(s.turns)}, "
+            f"TieredMemory(user={self.user_id!r}, thread={self.thread_id!r}, "
+            f"window={self.budget.context_window}, turns={len(s.turns)}, "
             f"buffer_tokens={s.tokens}/{self.buffer_cap}, counter={self.counter.name})"
         )

@@ -1,0 +1,199 @@
+"""Tiered memory for agents: a ``create_agent`` middleware and a
+``pre_model_hook`` for LangGraph's ``create_react_agent``.
+
+Both do the same thing before each model call: store the agent's new
+messages in the caller's memory (found from ``config["configurable"]`` or the
+runtime context: ``user_id``, ``thread_id``), assemble the budgeted context
+(system prompt, core memory, running summary, recalled records, recent whole
+turns) and send that to the model instead of the whole history. Messages the
+memory has archived are removed from the agent's state, so checkpoints stay
+small too. Add :func:`~langchain_tiered_memory.tools.create_retrieve_memory_tool`
+to the agent's tools for self-directed (ReAct/MemGPT-style) recall.
+
+Example:
+    >>> import tempfile
+    >>> from langchain.agents import create_agent
+    >>> from langchain_core.embeddings import DeterministicFakeEmbedding
+    >>> from langchain_core.language_models import GenericFakeChatModel
+    >>> from langchain_core.messages import AIMessage, HumanMessage
+    >>> from langchain_tiered_memory.store import MemoryStore
+    >>> store = MemoryStore(tempfile.mkdtemp(), embeddings=DeterministicFakeEmbedding(size=16))
+    >>> agent = create_agent(GenericFakeChatModel(messages=iter([AIMessage("Hi Ana")])),
+    ...                      middleware=[TieredMemoryMiddleware(store, context_window=4096)])
+    >>> out = agent.invoke({"messages": [HumanMessage("I'm allergic to peanuts.")]},
+    ...                    {"configurable": {"user_id": "ana", "thread_id": "t1"}})
+    >>> out["messages"][-1].content
+    'Hi Ana'
+    >>> store.memory("ana", "t1").core.get("allergy").content
+    'allergic to peanuts'
+    >>> store.close()
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Awaitable, Callable, Sequence
+from typing import Any
+
+from langchain.agents.middleware import AgentMiddleware, AgentState, ModelRequest, ModelResponse
+from langchain_core.messages import AIMessage, BaseMessage, SystemMessage
+from langchain_core.runnables import RunnableConfig
+from typing_extensions import NotRequired
+
+from langchain_tiered_memory.context import ContextWindow
+from langchain_tiered_memory.graph import check_owner, prune_state, tools_tokens
+from langchain_tiered_memory.memory import TieredMemory
+from langchain_tiered_memory.resolver import MemoryResolver
+from langchain_tiered_memory.turns import message_text
+
+__all__ = ["TieredMemoryMiddleware", "create_pre_model_hook", "split_system"]
+
+
+def split_system(context: ContextWindow) -> tuple[SystemMessage | None, list[BaseMessage]]:
+    """Merge the context's leading system messages into one, for agent APIs that
+    take the system message apart from the conversation.
+
+    The pinned system prompt comes first, unchanged; core memory, the summary
+    and recalled records follow as labelled blocks.
+    """
+    system_parts: list[str] = []
+    rest: list[BaseMessage] = []
+    for message in context.messages:
+        if isinstance(message, SystemMessage) and not rest:
+            system_parts.append(message_text(message))
+        else:
+            rest.append(message)
+    system = SystemMessage("\n\n".join(p for p in system_parts if p)) if system_parts else None
+    return system, rest
+
+
+def _resolver(source: Any, memory_kwargs: dict[str, Any]) -> MemoryResolver:
+    return source if isinstance(source, MemoryResolver) else MemoryResolver(source, **memory_kwargs)
+
+
+def _ensure_ids(messages: Sequence[BaseMessage]) -> None:
+    for message in messages:
+        if message.id is None:
+            message.id = f"tm-{uuid.uuid4().hex}"
+
+
+class TieredMemoryState(AgentState[Any]):
+    """Agent state plus the user who owns the thread."""
+
+    memory_user_id: NotRequired[str]
+
+
+class TieredMemoryMiddleware(AgentMiddleware[TieredMemoryState, Any, Any]):
+    """``create_agent`` middleware: budgeted context before, memory update after.
+
+    Args:
+        source: A :class:`~langchain_tiered_memory.store.MemoryStore` or a
+            :class:`MemoryResolver`.
+        **memory_kwargs: Memory options (``context_window``, ``model``, ...).
+    """
+
+    state_schema = TieredMemoryState
+
+    def __init__(self, source: Any, **memory_kwargs: Any) -> None:
+        super().__init__()
+        self.resolver = _resolver(source, memory_kwargs)
+
+    def _memory(self, request: ModelRequest) -> TieredMemory:
+        from langgraph.config import get_config
+
+        try:
+            config: RunnableConfig | None = get_config()
+        except RuntimeError:
+            config = None
+        runtime = getattr(request, "runtime", None)
+        memory = self.resolver.for_config(config, getattr(runtime, "context", None))
+        if request.tools:
+            memory.tools_tokens = tools_tokens(request.tools, memory)
+        if request.system_message is not None and not memory.system_prompt:
+            memory.system_prompt = message_text(request.system_message)
+        return memory
+
+    def _prepare(self, request: ModelRequest) -> tuple[TieredMemory, ModelRequest]:
+        memory = self._memory(request)
+        _ensure_ids(request.messages)
+        memory.sync(request.messages)
+        system, rest = split_system(memory.build_context())
+        return memory, request.override(system_message=system, messages=rest)  # type: ignore[arg-type]
+
+    @staticmethod
+    def _save(memory: TieredMemory, response: Any) -> None:
+        messages = response.result if isinstance(response, ModelResponse) else [response]
+        replies = [m for m in messages if isinstance(m, AIMessage)]
+        _ensure_ids(replies)
+        memory.sync(replies)
+
+    def wrap_model_call(self, request: ModelRequest, handler: Callable[[ModelRequest], Any]) -> Any:
+        """Send the budgeted context; store the reply."""
+        memory, budgeted = self._prepare(request)
+        response = handler(budgeted)
+        self._save(memory, response)
+        return response
+
+    async def awrap_model_call(
+        self, request: ModelRequest, handler: Callable[[ModelRequest], Awaitable[Any]]
+    ) -> Any:
+        """Async twin of :meth:`wrap_model_call`."""
+        import asyncio
+
+        memory, budgeted = await asyncio.to_thread(self._prepare, request)
+        response = await handler(budgeted)
+        await asyncio.to_thread(self._save, memory, response)
+        return response
+
+    def before_model(self, state: Any, runtime: Any) -> dict[str, Any] | None:
+        """Remove archived messages from the agent's state (they live in the archive)."""
+        from langgraph.config import get_config
+
+        try:
+            config: RunnableConfig | None = get_config()
+        except RuntimeError:
+            config = None
+        memory = self.resolver.for_config(config, getattr(runtime, "context", None))
+        check_owner(state.get("memory_user_id"), memory.user_id)
+        update: dict[str, Any] = {"memory_user_id": memory.user_id}
+        removals = prune_state(memory, state["messages"]) if memory.messages else []
+        if removals:
+            update["messages"] = removals
+        return update
+
+
+def create_pre_model_hook(source: Any, **memory_kwargs: Any) -> Callable[..., dict[str, Any]]:
+    """A ``pre_model_hook`` for ``langgraph.prebuilt.create_react_agent``.
+
+    The hook stores new messages, prunes archived ones from state, and hands
+    the model the budgeted context as ``llm_input_messages``. The agent's own
+    reply is stored at the next call (or call ``memory.sync`` after the run).
+
+    Example:
+        >>> import tempfile
+        >>> from langchain_core.embeddings import DeterministicFakeEmbedding
+        >>> from langchain_tiered_memory.store import MemoryStore
+        >>> store = MemoryStore(tempfile.mkdtemp(), embeddings=DeterministicFakeEmbedding(size=16))
+        >>> hook = create_pre_model_hook(store, context_window=4096)
+        >>> from langchain_core.messages import HumanMessage
+        >>> out = hook({"messages": [HumanMessage("hi", id="1")]},
+        ...            {"configurable": {"user_id": "ana", "thread_id": "t"}})
+        >>> [m.type for m in out["llm_input_messages"]]
+        ['human']
+        >>> store.close()
+    """
+    resolver = _resolver(source, memory_kwargs)
+
+    def pre_model_hook(state: dict[str, Any], config: RunnableConfig) -> dict[str, Any]:
+        memory = resolver.for_config(config)
+        messages = list(state["messages"])
+        _ensure_ids(messages)
+        memory.sync(messages)
+        context = memory.build_context()
+        update: dict[str, Any] = {"llm_input_messages": context.messages}
+        removals = prune_state(memory, messages)
+        if removals:
+            update["messages"] = removals
+        return update
+
+    return pre_model_hook

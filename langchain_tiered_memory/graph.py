@@ -1,0 +1,332 @@
+"""LangGraph nodes for tiered memory, and the prebuilt memory agent graph.
+
+The work is done by small functions of a :class:`TieredMemory` and the
+graph's messages (:func:`load_memory`, :func:`recall_memories`,
+:func:`answer`, :func:`update_memory`); :class:`MemoryNodes` is the thin
+adapter that finds the caller's memory from the run config and reads and
+writes graph state. :func:`should_recall` (from :mod:`.gate`) is the
+conditional edge::
+
+    START -> load_memory -> (recall?) -> recall -> answer
+          -> [tools -> answer]* -> update_memory -> END
+
+Example:
+    >>> import tempfile
+    >>> from langchain_core.embeddings import DeterministicFakeEmbedding
+    >>> from langchain_core.language_models import GenericFakeChatModel
+    >>> from langchain_core.messages import AIMessage, HumanMessage
+    >>> from langchain_tiered_memory.store import MemoryStore
+    >>> store = MemoryStore(tempfile.mkdtemp(), embeddings=DeterministicFakeEmbedding(size=16))
+    >>> model = GenericFakeChatModel(messages=iter([AIMessage("Hello Ana!")]))
+    >>> graph = build_memory_graph(model, store=store, context_window=4096, checkpointer=False)
+    >>> out = graph.invoke({"messages": [HumanMessage("Hi, I'm Ana.")]},
+    ...                    {"configurable": {"user_id": "ana", "thread_id": "t1"}})
+    >>> out["messages"][-1].content, out["gate"]["recall"]
+    ('Hello Ana!', False)
+    >>> store.close()
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Sequence
+from dataclasses import asdict
+from pathlib import Path
+from typing import Any
+
+from langchain_core.language_models import BaseChatModel
+from langchain_core.messages import AIMessage, BaseMessage, RemoveMessage
+from langchain_core.runnables import RunnableConfig
+from langchain_core.tools import BaseTool
+from langchain_core.utils.function_calling import convert_to_openai_tool
+from langgraph.graph import END, START, MessagesState, StateGraph
+from typing_extensions import NotRequired
+
+from langchain_tiered_memory.context import ContextWindow, RecalledMemory
+from langchain_tiered_memory.gate import should_recall
+from langchain_tiered_memory.memory import TieredMemory
+from langchain_tiered_memory.resolver import MemoryResolver
+from langchain_tiered_memory.turns import message_text
+
+__all__ = [
+    "MemoryNodes",
+    "MemoryState",
+    "answer",
+    "build_memory_graph",
+    "check_owner",
+    "load_memory",
+    "prune_state",
+    "recall_memories",
+    "should_recall",
+    "tools_tokens",
+    "update_memory",
+]
+
+
+class MemoryState(MessagesState):
+    """Graph state: the messages plus what the memory did this turn.
+
+    ``summary`` (running summary), ``core_memory`` (rendered core facts),
+    ``recalled`` (records brought back), ``gate`` (the recall decision with
+    its reason), ``token_usage`` (tokens per section of the last prompt) and
+    ``memory_user_id`` (the user who owns this thread).
+    """
+
+    summary: NotRequired[str]
+    core_memory: NotRequired[str]
+    recalled: NotRequired[list[dict[str, Any]]]
+    gate: NotRequired[dict[str, Any] | None]
+    token_usage: NotRequired[dict[str, int]]
+    memory_user_id: NotRequired[str]
+
+
+# -- pure functions of a memory and messages ---------------------------------------
+
+
+def load_memory(memory: TieredMemory, messages: Sequence[BaseMessage]) -> dict[str, Any]:
+    """Store the new messages and run the recall gate on the latest user message."""
+    memory.sync(messages)
+    query = memory.latest_user_message()
+    decision = memory.decide(query) if query else None
+    memory.last_gate = decision
+    return {
+        "gate": decision.to_dict() if decision else None,
+        "summary": memory.state.summary,
+        "core_memory": memory.core.render(),
+        "recalled": [],
+    }
+
+
+def recall_memories(memory: TieredMemory) -> dict[str, Any]:
+    """Search the archive for the latest user message."""
+    recalled = memory.recall(memory.latest_user_message())
+    return {"recalled": [_recalled_to_dict(r) for r in recalled]}
+
+
+def _recalled_to_dict(item: RecalledMemory) -> dict[str, Any]:
+    data = asdict(item)
+    data["created_at"] = item.created_at.isoformat() if item.created_at else None
+    return data
+
+
+def _recalled_from_dict(data: dict[str, Any]) -> RecalledMemory:
+    from datetime import datetime
+
+    values = dict(data)
+    if values.get("created_at"):
+        values["created_at"] = datetime.fromisoformat(values["created_at"])
+    return RecalledMemory(**values)
+
+
+def answer(
+    memory: TieredMemory,
+    model: Any,
+    messages: Sequence[BaseMessage],
+    recalled: Sequence[RecalledMemory] = (),
+) -> tuple[AIMessage, ContextWindow]:
+    """Call the model on the budgeted context (new messages, e.g. tool results, first)."""
+    memory.sync(messages)
+    context = memory.build_context(recalled=list(recalled))
+    reply = model.invoke(context.messages)
+    if not isinstance(reply, AIMessage):
+        reply = AIMessage(message_text(reply) if isinstance(reply, BaseMessage) else str(reply))
+    return reply, context
+
+
+def prune_state(memory: TieredMemory, messages: Sequence[BaseMessage]) -> list[RemoveMessage]:
+    """Remove from graph state the messages the memory has paged out (they are archived).
+
+    Only messages the memory has stored and since evicted are removed; new
+    messages it has not seen yet stay.
+    """
+    keep = memory.buffered_ids()
+    seen = set(memory._seen_ids)
+    return [
+        RemoveMessage(id=m.id)
+        for m in messages
+        if m.id is not None and m.id in seen and m.id not in keep
+    ]
+
+
+def update_memory(memory: TieredMemory, messages: Sequence[BaseMessage]) -> dict[str, Any]:
+    """Store the reply (compressing if due) and prune archived messages from state."""
+    memory.sync(messages)
+    return {
+        "messages": prune_state(memory, messages),
+        "summary": memory.state.summary,
+        "core_memory": memory.core.render(),
+    }
+
+
+def check_owner(owner: str | None, user_id: str) -> None:
+    """Refuse to mix users: a LangGraph thread belongs to the user who started it.
+
+    LangGraph checkpoints are keyed by ``thread_id`` alone, so two users with
+    the same thread id would share one message history.
+
+    Raises:
+        ValueError: if the thread already belongs to another user.
+    """
+    if owner is not None and owner != user_id:
+        raise ValueError(
+            f"This thread belongs to another user ({owner!r}), not {user_id!r}. LangGraph "
+            "thread ids are global: give each user their own thread ids "
+            "(e.g. f'{user_id}:{conversation}')."
+        )
+
+
+def tools_tokens(
+    tools: Sequence[BaseTool | dict[str, Any] | Callable[..., Any]], memory: TieredMemory
+) -> int:
+    """Tokens the tools' schemas add to every prompt (counted as JSON)."""
+    import json
+
+    return sum(memory.counter.count_text(json.dumps(convert_to_openai_tool(t))) for t in tools)
+
+
+# -- the thin LangGraph adapter ------------------------------------------------------
+
+
+class MemoryNodes:
+    """LangGraph node adapters over one :class:`MemoryResolver`.
+
+    Args:
+        resolver: Finds each run's memory from its config.
+        model: The chat model for :meth:`answer` (``None``: chosen per run via
+            ``config["configurable"]["model"]`` or ``$TIERED_MEMORY_MODEL``).
+        tools: Tools bound to the model (their schemas count in the budget).
+    """
+
+    def __init__(
+        self,
+        resolver: MemoryResolver,
+        model: BaseChatModel | None = None,
+        tools: Sequence[BaseTool] = (),
+    ) -> None:
+        self.resolver = resolver
+        self.model = model
+        self.tools = list(tools)
+
+    def _memory(self, config: RunnableConfig) -> TieredMemory:
+        memory = self.resolver.for_config(config)
+        if self.tools and not memory.tools_tokens:
+            memory.tools_tokens = tools_tokens(self.tools, memory)
+        return memory
+
+    def _model(self, config: RunnableConfig) -> Any:
+        model: Any = self.model
+        if model is None:
+            name = (config.get("configurable") or {}).get("model") or os.environ.get(
+                "TIERED_MEMORY_MODEL"
+            )
+            if not name:
+                raise ValueError(
+                    "No chat model: pass model=... to build_memory_graph, set "
+                    "config['configurable']['model'] (an init_chat_model string such as "
+                    "'openai:gpt-4o-mini'), or set TIERED_MEMORY_MODEL."
+                )
+            from langchain.chat_models import init_chat_model
+
+            model = init_chat_model(name)
+        return model.bind_tools(self.tools) if self.tools else model
+
+    def load_memory(self, state: MemoryState, config: RunnableConfig) -> dict[str, Any]:
+        """Node: check the thread's owner, sync messages, run the gate."""
+        memory = self._memory(config)
+        check_owner(state.get("memory_user_id"), memory.user_id)
+        return {**load_memory(memory, state["messages"]), "memory_user_id": memory.user_id}
+
+    def recall(self, state: MemoryState, config: RunnableConfig) -> dict[str, Any]:
+        """Node: recall for the latest user message."""
+        return recall_memories(self._memory(config))
+
+    def answer(self, state: MemoryState, config: RunnableConfig) -> dict[str, Any]:
+        """Node: the model answers from the budgeted context."""
+        recalled = [_recalled_from_dict(r) for r in state.get("recalled") or []]
+        reply, context = answer(
+            self._memory(config), self._model(config), state["messages"], recalled
+        )
+        return {"messages": [reply], "token_usage": dict(context.usage)}
+
+    def update_memory(self, state: MemoryState, config: RunnableConfig) -> dict[str, Any]:
+        """Node: save the reply, compress, prune archived messages from state."""
+        return update_memory(self._memory(config), state["messages"])
+
+
+def _after_answer(state: MemoryState) -> str:
+    last = state["messages"][-1] if state["messages"] else None
+    if isinstance(last, AIMessage) and last.tool_calls:
+        return "tools"
+    return "update_memory"
+
+
+def default_checkpoint_path() -> Path:
+    """Where the prebuilt graph keeps its SQLite checkpoints by default."""
+    root = Path(os.environ.get("TIERED_MEMORY_HOME", ".tiered-memory"))
+    root.mkdir(parents=True, exist_ok=True)
+    return root / "checkpoints.sqlite"
+
+
+def build_memory_graph(
+    model: BaseChatModel | None = None,
+    *,
+    store: Any = None,
+    tools: Sequence[BaseTool] = (),
+    checkpointer: Any = None,
+    **memory_kwargs: Any,
+) -> Any:
+    """Build and compile the memory agent graph.
+
+    Args:
+        model: The chat model (``None``: from the run config or environment).
+        store: A :class:`~langchain_tiered_memory.store.MemoryStore`, a
+            :class:`MemoryResolver`, or ``None`` for one under ``$TIERED_MEMORY_HOME``
+            (default ``.tiered-memory``).
+        tools: Tools the model may call (a ``retrieve_memory`` tool among them
+            for self-directed recall).
+        checkpointer: A LangGraph checkpointer; ``None`` for SQLite on disk
+            (conversations survive restarts); ``False`` for none.
+        **memory_kwargs: Budget and memory options (``context_window``, ``model``...).
+
+    Returns:
+        The compiled graph; ``user_id`` and ``thread_id`` come from
+        ``config["configurable"]``.
+    """
+    if isinstance(store, MemoryResolver):
+        resolver = store
+    else:
+        if store is None:
+            from langchain_tiered_memory.store import MemoryStore
+
+            store = MemoryStore(Path(os.environ.get("TIERED_MEMORY_HOME", ".tiered-memory")))
+        resolver = MemoryResolver(store, **memory_kwargs)
+    nodes = MemoryNodes(resolver, model, tools)
+    builder = StateGraph(MemoryState)
+    builder.add_node("load_memory", nodes.load_memory)
+    builder.add_node("recall", nodes.recall)
+    builder.add_node("answer", nodes.answer)
+    builder.add_node("update_memory", nodes.update_memory)
+    builder.add_edge(START, "load_memory")
+    builder.add_conditional_edges(
+        "load_memory", should_recall, {"recall": "recall", "answer": "answer"}
+    )
+    builder.add_edge("recall", "answer")
+    if tools:
+        from langgraph.prebuilt import ToolNode
+
+        builder.add_node("tools", ToolNode(list(tools)))
+        builder.add_conditional_edges(
+            "answer", _after_answer, {"tools": "tools", "update_memory": "update_memory"}
+        )
+        builder.add_edge("tools", "answer")
+    else:
+        builder.add_edge("answer", "update_memory")
+    builder.add_edge("update_memory", END)
+    if checkpointer is None:
+        import sqlite3
+
+        from langgraph.checkpoint.sqlite import SqliteSaver
+
+        conn = sqlite3.connect(default_checkpoint_path(), check_same_thread=False)
+        checkpointer = SqliteSaver(conn)
+    return builder.compile(checkpointer=checkpointer or None)

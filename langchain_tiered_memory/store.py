@@ -1,0 +1,118 @@
+"""Everything durable under one data directory: :class:`MemoryStore`.
+
+One store serves every user and thread of an application::
+
+    <path>/archive.sqlite        records, FTS5 keyword index, audit log
+    <path>/archive.sqlite.faiss  the vector index (rebuilt from the records if stale)
+    <path>/state.sqlite          each thread's buffer and each user's core memory
+    <path>/embeddings.sqlite     the embedding cache (never embeds a text twice)
+
+``store.memory(user_id, thread_id)`` opens a thread's
+:class:`~langchain_tiered_memory.memory.TieredMemory`; it continues where the
+last process left off.
+
+Example:
+    >>> import tempfile
+    >>> from langchain_core.embeddings import DeterministicFakeEmbedding
+    >>> store = MemoryStore(tempfile.mkdtemp(), embeddings=DeterministicFakeEmbedding(size=16))
+    >>> memory = store.memory("ana", "trip-planning", context_window=4096)
+    >>> memory.user_id, memory.thread_id
+    ('ana', 'trip-planning')
+    >>> store.close()
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from langchain_core.embeddings import Embeddings
+
+from langchain_tiered_memory.archive import SQLiteArchive
+from langchain_tiered_memory.state import StateStore
+
+if TYPE_CHECKING:
+    from langchain_tiered_memory.memory import TieredMemory
+
+logger = logging.getLogger(__name__)
+
+__all__ = ["MemoryStore"]
+
+
+class MemoryStore:
+    """The durable tiers of every user under one directory (thread-safe).
+
+    Args:
+        path: Data directory (created if missing; its parent must exist).
+        embeddings: Any LangChain ``Embeddings``, an embedder name (``"minilm"``,
+            ``"e5"`` for Chinese and other languages) or ``None`` for the
+            offline default.
+
+    Raises:
+        ValueError: if the parent directory does not exist, or the archive was
+            built with other embeddings (the message says what to do).
+    """
+
+    def __init__(self, path: str | Path, *, embeddings: Embeddings | str | None = None) -> None:
+        self.path = Path(path)
+        if not self.path.parent.exists():
+            raise ValueError(
+                f"Cannot create the data directory {self.path}: its parent does not exist."
+            )
+        self.path.mkdir(exist_ok=True)
+        if embeddings is None or isinstance(embeddings, str):
+            from langchain_tiered_memory.embeddings import default_embeddings
+
+            embeddings = default_embeddings(embeddings, cache_path=self.path / "embeddings.sqlite")
+        self.embeddings: Embeddings = embeddings
+        self.archive = SQLiteArchive(self.path / "archive.sqlite", embeddings=embeddings)
+        self.state = StateStore(self.path / "state.sqlite")
+        self._lock = threading.RLock()
+
+    def memory(
+        self, user_id: str = "default", thread_id: str = "default", **kwargs: Any
+    ) -> TieredMemory:
+        """Open one thread's memory (its buffer and the user's core memory are loaded).
+
+        Keyword arguments go to :class:`~langchain_tiered_memory.memory.TieredMemory`.
+        """
+        from langchain_tiered_memory.memory import TieredMemory
+
+        return TieredMemory(store=self, user_id=user_id, thread_id=thread_id, **kwargs)
+
+    def users(self) -> list[str]:
+        """Users with a thread or core memory."""
+        return self.state.users()
+
+    def forget_user(self, user_id: str) -> int:
+        """Delete a user from every tier and every file; other users are untouched.
+
+        Returns the number of archive records deleted.
+        """
+        with self._lock:
+            deleted = self.archive.delete_user(user_id)
+            self.state.delete_user(user_id)
+        logger.info("forgot user %s (%d archive records)", user_id, deleted)
+        return deleted
+
+    def export_user(self, user_id: str) -> dict[str, Any]:
+        """A user's whole memory as JSON-ready data."""
+        data = self.archive.export_user(user_id)
+        data.update(self.state.export_user(user_id))
+        return data
+
+    def close(self) -> None:
+        """Flush and close the files."""
+        self.archive.close()
+        self.state.close()
+
+    def __enter__(self) -> MemoryStore:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def __repr__(self) -> str:
+        return f"MemoryStore({str(self.path)!r})"
