@@ -161,3 +161,40 @@ def test_a_restarted_process_continues_the_thread(tmp_path) -> None:
         "I'm Ana, from Lisbon.|reply from first|Where am I from?|reply from second"
     )
     assert (tmp_path / "home" / "checkpoints.sqlite").exists()
+
+
+def test_prebuilt_graph_module_imports_offline_without_keys(tmp_path) -> None:
+    import json
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[1]
+    spec = json.loads((root / "langgraph.json").read_text())
+    module, _, attr = spec["graphs"]["memory_agent"].partition(":")
+    code = textwrap.dedent(f"""
+        import importlib.util, sys
+        spec = importlib.util.spec_from_file_location("memory_agent", {str(root / module)!r})
+        mod = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(mod)
+        graph = getattr(mod, {attr!r})
+        from langchain_core.messages import HumanMessage
+        try:
+            graph.invoke({{"messages": [HumanMessage("hi")]}},
+                         {{"configurable": {{"user_id": "u", "thread_id": "t"}}}})
+        except ValueError as exc:
+            print("ERROR:", exc)
+    """)
+    env = {
+        "TIERED_MEMORY_HOME": str(tmp_path / "home"),
+        "PATH": "/usr/bin:/bin",
+        "TIERED_MEMORY_CONTEXT_WINDOW": "4096",
+    }
+    result = subprocess.run(
+        [sys.executable, "-c", code],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=180,
+        check=True,
+    )
+    assert "ERROR: No chat model" in result.stdout
+    assert (tmp_path / "home" / "checkpoints.sqlite").exists()
