@@ -84,6 +84,17 @@ def _summarizer_factory(summarizer: str) -> Any:
     return lambda counter: LLMSummarizer(chat, counter=counter)
 
 
+def _extractor_factory(extractor: str) -> Any:
+    if extractor == "rules":
+        return None
+    from langchain.chat_models import init_chat_model
+
+    from langchain_tiered_memory.extraction import LLMExtractor
+
+    chat = init_chat_model(extractor)
+    return lambda: LLMExtractor(chat)
+
+
 @app.command()
 def demo(
     context_window: Annotated[
@@ -108,6 +119,10 @@ def bench_tokens(
     summarizer: Annotated[
         str, typer.Option(help="'extractive' (no LLM) or an init_chat_model string.")
     ] = "extractive",
+    extractor: Annotated[
+        str, typer.Option(help="'rules' (no LLM) or an init_chat_model string.")
+    ] = "rules",
+    extract_every: Annotated[int, typer.Option(help="Turns per LLM extraction call.")] = 8,
     limit: Annotated[int | None, typer.Option(help="Only the first N conversations.")] = None,
     out: Annotated[Path | None, typer.Option(help="Write the JSON result here.")] = None,
     plot: Annotated[
@@ -127,11 +142,14 @@ def bench_tokens(
             model=model,
             context_window=context_window,
             summarizer_factory=_summarizer_factory(summarizer),
+            extractor_factory=_extractor_factory(extractor),
+            extract_every=extract_every,
             on_turn=lambda n: progress.advance(task, n),
             keep_series=plot is not None,
         )
     result["data"] = str(data)
     result["summarizer"] = summarizer
+    result["extractor"] = extractor
     print_table(f"tokens bench (window {context_window})", result)
     if plot is not None:
         plot_tokens(result, str(plot))

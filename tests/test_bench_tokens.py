@@ -75,3 +75,31 @@ def test_missing_data_says_where_to_point(tmp_path) -> None:
     result = CliRunner().invoke(app, ["bench", "tokens", "--data", str(tmp_path / "nope.json")])
     assert result.exit_code != 0
     assert "--data" in str(result.exception)
+
+
+def test_llm_upkeep_stays_under_a_quarter_call_per_turn(locomo_fixture) -> None:
+    from langchain_core.language_models import GenericFakeChatModel
+    from langchain_core.messages import AIMessage
+    from langchain_core.runnables import RunnableLambda
+
+    from langchain_tiered_memory.extraction import LLMExtractor
+    from langchain_tiered_memory.summarize import LLMSummarizer
+
+    class FakeExtractorModel(GenericFakeChatModel):
+        def with_structured_output(self, schema, **kwargs):  # type: ignore[no-untyped-def]
+            return RunnableLambda(lambda _: schema(facts=[]))
+
+    def summarizer(counter):
+        model = GenericFakeChatModel(messages=iter([AIMessage("Ana: peanuts [t0]")] * 500))
+        return LLMSummarizer(model, counter=counter)
+
+    report = run_tokens_bench(
+        load_locomo(locomo_fixture),
+        context_window=4096,
+        summarizer_factory=summarizer,
+        extractor_factory=lambda: LLMExtractor(FakeExtractorModel(messages=iter([]))),
+        extract_every=8,
+    )
+    assert report["extraction_llm_calls"] > 0
+    assert report["llm_calls"] == report["summary_llm_calls"] + report["extraction_llm_calls"]
+    assert report["llm_calls_per_turn"] <= 0.25

@@ -28,6 +28,7 @@ from langchain_tiered_memory.bench.datasets import LocomoConversation
 from langchain_tiered_memory.memory import TieredMemory
 from langchain_tiered_memory.summarize import LLMSummarizer, Summarizer
 from langchain_tiered_memory.tokens import TokenCounter
+from langchain_tiered_memory.writer import Extractor
 
 __all__ = ["BENCH_SYSTEM_PROMPT", "run_tokens_bench"]
 
@@ -43,6 +44,8 @@ def run_tokens_bench(
     model: str = "gpt-4o-mini",
     context_window: int = 4096,
     summarizer_factory: Callable[[TokenCounter], Summarizer] | None = None,
+    extractor_factory: Callable[[], Extractor] | None = None,
+    extract_every: int = 8,
     on_turn: Callable[[int], None] | None = None,
     keep_series: bool = False,
 ) -> dict[str, Any]:
@@ -54,6 +57,8 @@ def run_tokens_bench(
         context_window: Window size in tokens.
         summarizer_factory: Builds the summariser from the memory's counter
             (default: the extractive summariser, no LLM).
+        extractor_factory: Builds the fact extractor (default: rule-based, no LLM).
+        extract_every: Turns per LLM extraction call.
         on_turn: Progress callback, called once per replayed message.
         keep_series: Include per-turn prompt and full-history tokens.
     """
@@ -64,10 +69,17 @@ def run_tokens_bench(
     summaries = 0
     failures = 0
     llm_calls = 0
+    summary_calls = 0
+    extraction_calls = 0
+    facts = 0
     budget_input = 0
     for conv in conversations:
         memory = TieredMemory(
-            model=model, context_window=context_window, system_prompt=BENCH_SYSTEM_PROMPT
+            model=model,
+            context_window=context_window,
+            system_prompt=BENCH_SYSTEM_PROMPT,
+            extractor=extractor_factory() if extractor_factory else None,
+            extract_every=extract_every,
         )
         if summarizer_factory is not None:
             memory.summarizer = summarizer_factory(memory.counter)
@@ -93,7 +105,10 @@ def run_tokens_bench(
         summaries += conv_summaries
         failures += conv_failures
         if isinstance(memory.summarizer, LLMSummarizer):
-            llm_calls += memory.summarizer.calls
+            summary_calls += memory.summarizer.calls
+        extraction_calls += memory.writer.calls
+        llm_calls = summary_calls + extraction_calls
+        facts += len(memory.core.history())
         all_prompts.extend(prompts)
         row: dict[str, Any] = {
             "sample_id": conv.sample_id,
@@ -131,6 +146,9 @@ def run_tokens_bench(
         "summary_failures": failures,
         "llm_calls": llm_calls,
         "llm_calls_per_turn": round(llm_calls / turns, 4) if turns else 0.0,
+        "summary_llm_calls": summary_calls,
+        "extraction_llm_calls": extraction_calls,
+        "core_fact_versions": facts,
         "seconds": round(time.perf_counter() - started, 2),
         "per_conversation": per_conv,
     }
