@@ -109,6 +109,76 @@ def demo(
         raise typer.Exit(code=1)
 
 
+DataDir = Annotated[
+    Path, typer.Option("--data-dir", help="Memory data directory (shared by chat and inspect).")
+]
+
+
+@app.command()
+def chat(
+    user: Annotated[str, typer.Option(help="Whose memory.")] = "me",
+    thread: Annotated[str, typer.Option(help="Conversation id.")] = "chat",
+    data_dir: DataDir = Path(".tiered-memory"),
+    model: Annotated[
+        str, typer.Option(help="'local' (SmolLM2, offline), 'none', or an init_chat_model string.")
+    ] = "local",
+    context_window: Annotated[int, typer.Option(help="Window in tokens.")] = 4096,
+    embeddings: Annotated[
+        str | None, typer.Option(help="Embedder: 'minilm' or 'e5' (multilingual).")
+    ] = None,
+) -> None:
+    """Chat with durable memory; /help lists the commands."""
+    import sys
+
+    from langchain_tiered_memory.chat import HELP, ChatSession
+    from langchain_tiered_memory.models import resolve_chat_model
+    from langchain_tiered_memory.store import MemoryStore
+
+    try:
+        chat_model = resolve_chat_model(model)
+    except ImportError as exc:
+        console.print(f"[red]{exc}[/]\nFalling back to --model none.")
+        chat_model = None
+    with MemoryStore(data_dir, embeddings=embeddings) as store:
+        session = ChatSession(
+            store.memory(user, thread, context_window=context_window), model=chat_model
+        )
+        console.print(f"memory of [bold]{user}[/] in {data_dir} - {HELP.splitlines()[0]} /help")
+        interactive = sys.stdin.isatty()
+        while not session.done:
+            try:
+                line = console.input("[bold green]you> [/]") if interactive else input()
+            except EOFError:
+                break
+            answer = session.handle(line)
+            if answer:
+                console.print(answer, markup=False)
+
+
+@app.command("inspect")
+def inspect_command(
+    user: Annotated[str, typer.Option(help="Whose memory.")] = "me",
+    data_dir: DataDir = Path(".tiered-memory"),
+    as_json: Annotated[bool, typer.Option("--json", help="Print JSON for scripts.")] = False,
+    limit: Annotated[int, typer.Option(help="Most records and audit events.")] = 200,
+    embeddings: Annotated[
+        str | None, typer.Option(help="The embedder the data directory was built with.")
+    ] = None,
+) -> None:
+    """Show a user's records, core memory, summaries and audit log."""
+    from langchain_tiered_memory.inspector import inspect_user, render_inspection
+    from langchain_tiered_memory.store import MemoryStore
+
+    if not data_dir.exists():
+        raise typer.BadParameter(f"no data directory at {data_dir}", param_hint="--data-dir")
+    with MemoryStore(data_dir, embeddings=embeddings) as store:
+        data = inspect_user(store, user, limit=limit)
+    if as_json:
+        typer.echo(json.dumps(data, indent=2, ensure_ascii=False, default=str))
+    else:
+        render_inspection(data, console)
+
+
 @bench_app.command("tokens")
 def bench_tokens(
     data: Annotated[Path, typer.Option(help="LoCoMo-format JSON file.")] = default_data_path(
@@ -202,6 +272,74 @@ def bench_gate(
         )
     result["memory_question_files"] = [str(f) for f in files]
     print_table("recall gate bench", result)
+    write_json(result, out)
+
+
+@bench_app.command("retrieval")
+def bench_retrieval(
+    dataset: Annotated[str, typer.Option(help="Dataset format (only 'locomo').")] = "locomo",
+    data: Annotated[Path, typer.Option(help="LoCoMo-format JSON file.")] = default_data_path(
+        "locomo/locomo_dev.json"
+    ),
+    k: Annotated[str, typer.Option(help="Comma-separated turn budgets for recall@k.")] = (
+        "1,3,5,10"
+    ),
+    embedder: Annotated[
+        str | None,
+        typer.Option(help="Offline embedder: 'minilm' or 'e5' (default: the library default)."),
+    ] = None,
+    embed_cache: Annotated[
+        Path | None, typer.Option(help="SQLite cache of vectors (reruns skip embedding).")
+    ] = None,
+    limit: Annotated[int | None, typer.Option(help="Only the first N conversations.")] = None,
+    per_question: Annotated[
+        bool, typer.Option(help="Include every question's gold and retrieved ids in the JSON.")
+    ] = False,
+    out: Annotated[Path | None, typer.Option(help="Write the JSON result here.")] = None,
+) -> None:
+    """Archive every turn, recall for every question; report recall@k, NDCG, token budgets."""
+    from langchain_tiered_memory.bench.datasets import load_locomo
+    from langchain_tiered_memory.bench.retrieval import CATEGORIES, run_retrieval_bench
+    from langchain_tiered_memory.embeddings import DEFAULT_EMBEDDER, default_embeddings
+
+    if dataset.lower() != "locomo":
+        raise typer.BadParameter("only 'locomo' is supported", param_hint="--dataset")
+    try:
+        ks = tuple(sorted({int(x) for x in k.split(",") if x.strip()}))
+    except ValueError as exc:
+        raise typer.BadParameter(f"not a list of integers: {k!r}", param_hint="--k") from exc
+    if not ks or min(ks) < 1:
+        raise typer.BadParameter("give positive integers, e.g. 1,3,5,10", param_hint="--k")
+    conversations = load_locomo(data)[:limit]
+    name = embedder or DEFAULT_EMBEDDER
+    embeddings = default_embeddings(name, cache_path=embed_cache)
+    turns = sum(len(c.dialog_turns()) for c in conversations)
+    questions = sum(
+        1 for c in conversations for q in c.questions if q.category in CATEGORIES and q.evidence
+    )
+    with _progress() as progress:
+        archiving = progress.add_task("archiving turns", total=turns)
+        asking = progress.add_task("recalling", total=questions)
+        result = run_retrieval_bench(
+            conversations,
+            embeddings=embeddings,
+            embedder_name=name,
+            ks=ks,
+            on_turns=lambda n: progress.advance(archiving, n),
+            on_question=lambda n: progress.advance(asking, n),
+            per_question=per_question,
+        )
+    result["data"] = str(data)
+    print_table(f"retrieval bench (LoCoMo, embedder {name})", result)
+    table = Table(title="by category")
+    table.add_column("category")
+    metrics = [m for m in result if m.startswith(("recall@", "ndcg@"))]
+    table.add_column("questions", justify="right")
+    for metric in metrics:
+        table.add_column(metric, justify="right")
+    for category, row in result["by_category"].items():
+        table.add_row(category, str(row["questions"]), *(f"{row[m]:.3f}" for m in metrics))
+    console.print(table)
     write_json(result, out)
 
 

@@ -99,7 +99,8 @@ class CoreFact:
 
     def render(self) -> str:
         """One prompt line: ``- subject: content (stated, turn 3, 2026-03-03)``."""
-        origin = "stated" if self.stated else "inferred"
+        origins = {"agent_tool": "agent"}
+        origin = "stated" if self.stated else origins.get(self.source, "inferred")
         where = f", turn {self.source_turn}" if self.source_turn is not None else ""
         return (
             f"- {self.subject}: {self.content} ({origin}{where}, "

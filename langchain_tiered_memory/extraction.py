@@ -104,7 +104,7 @@ _EN_RULES: list[_Rule] = [
         lambda m: ("allergy", f"allergic to {_obj(m.group(1))}"),
     ),
     (
-        re.compile(rf"\bmy name is ([A-Z][\w'-]+(?: [A-Z][\w'-]+)?){_END}"),
+        re.compile(rf"\b(?i:my name is) ([A-Z][\w'-]+(?: [A-Z][\w'-]+)?){_END}"),
         "name",
         "fact",
         lambda m: ("name", m.group(1)),
@@ -116,7 +116,7 @@ _EN_RULES: list[_Rule] = [
         lambda m: ("name", m.group(1)),
     ),
     (
-        re.compile(rf"(?:^|[.!?]\s+|\bhi[,!]?\s+|\bhello[,!]?\s+)I'm ([A-Z][a-z]+){_END}"),
+        re.compile(rf"(?:^|[.!?]\s+|\b(?i:hi|hello|hey)[,!]?\s+)I'm ([A-Z][a-z]+){_END}"),
         "name",
         "fact",
         lambda m: ("name", m.group(1)),
@@ -177,7 +177,9 @@ _EN_RULES: list[_Rule] = [
         lambda m: (m.group(1).lower(), f"{m.group(1).lower()}{m.group(2).rstrip()}"),
     ),
     (
-        re.compile(rf"\b(?:please )?remember (?:that )?(.+?){_END}", re.I),
+        re.compile(
+            rf"\b(?:please )?remember (?:that )?(?!(?:that|this|it)\b)(.{{6,}}?){_END}", re.I
+        ),
         "note",
         "fact",
         lambda m: ("note:" + _obj(m.group(1)).lower()[:40], _obj(m.group(1))),

@@ -45,7 +45,7 @@ from langchain_tiered_memory.buffer import (
     compress,
 )
 from langchain_tiered_memory.context import ContextWindow, RecalledMemory, assemble_context
-from langchain_tiered_memory.core import CoreFact, CoreMemory
+from langchain_tiered_memory.core import CoreFact, CoreMemory, FactUpdate
 from langchain_tiered_memory.extraction import LLMExtractor
 from langchain_tiered_memory.gate import GateConfig, GateDecision, LLMGate, decide_recall
 from langchain_tiered_memory.records import MemoryRecord
@@ -166,7 +166,7 @@ class TieredMemory:
             self.archive: ArchiveHook = store.archive.hook(user_id, thread_id)
             self._state = store.state.load_thread(user_id, thread_id) or BufferState()
             extra = store.state.load_extra(user_id, thread_id)
-            core = store.state.load_core(user_id)
+            core = store.core(user_id)
         else:
             self.archive = archive if archive is not None else InMemoryTurnArchive()
             self._state = BufferState()
@@ -255,6 +255,8 @@ class TieredMemory:
             return []
         event = result.event
         self.events.append(event)
+        if event.kind == "compression" and self.store is not None and result.state.summary:
+            self._archive_summary(event, result.state)
         self._audit(
             "compression" if event.kind == "compression" else "error",
             result=event.kind,
@@ -271,61 +273,112 @@ class TieredMemory:
                 logger.exception("on_event callback failed")
         return [event]
 
+    def _archive_summary(self, event: CompressionEvent, state: BufferState) -> None:
+        """Keep each running summary in the archive, linked to the turns it covers."""
+        assert self.store is not None
+        record = MemoryRecord.new(
+            id=f"{self.user_id}:{self.thread_id}:summary:{state.summarized_through}",
+            user_id=self.user_id,
+            thread_id=self.thread_id,
+            kind="summary",
+            text=state.summary,
+            sources=tuple(f"turn:{i}" for i in event.evicted_turns),
+            importance=4.0,
+        )
+        try:
+            self.store.archive.add([record])
+        except Exception:
+            logger.exception("archiving the running summary failed")
+
+    def _fact_record(self, fact: CoreFact) -> MemoryRecord:
+        return MemoryRecord.new(
+            id=fact_record_id(self.user_id, fact.id),
+            user_id=self.user_id,
+            thread_id=None,
+            kind="fact",
+            text=f"{fact.subject}: {fact.content}",
+            importance=fact.importance,
+            sources=(f"turn:{fact.source_turn}",) if fact.source_turn is not None else (),
+            metadata={
+                "stated": fact.stated,
+                "confidence": fact.confidence,
+                "subject": fact.subject,
+                "source": fact.source,
+                "thread_id": self.thread_id,
+            },
+        )
+
+    def _archive_fact_update(self, update: FactUpdate) -> None:
+        """Archive a new fact version and mark the version it replaced (store only)."""
+        if self.store is None or update.unchanged:
+            return
+        self.store.archive.add([self._fact_record(update.fact)])
+        if update.superseded is not None:
+            self._mark_superseded(update.superseded)
+
+    def write_fact(self, fact: CoreFact, *, reason: str = "updated") -> FactUpdate:
+        """Write a fact to core memory (superseding the subject's old version),
+        archive it, and save - the replacement is always written first.
+
+        Example:
+            >>> m = TieredMemory(context_window=4096)
+            >>> _ = m.write_fact(CoreFact.new("home_city", "lives in Paris"))
+            >>> m.write_fact(CoreFact.new("home_city", "moved to Berlin")).superseded.content
+            'lives in Paris'
+        """
+        with self._lock:
+            update = self.core.upsert(fact, reason=reason)
+            self._archive_fact_update(update)
+            if self.store is not None and not update.unchanged:
+                self.store.save_core(self.user_id)
+            return update
+
+    def forget_fact(self, subject: str) -> list[CoreFact]:
+        """Delete every version of a core fact, from core memory and the archive."""
+        with self._lock:
+            removed = self.core.forget(subject=subject)
+            if removed and self.store is not None:
+                self.store.archive.delete(
+                    [fact_record_id(self.user_id, f.id) for f in removed], user_id=self.user_id
+                )
+                self.store.save_core(self.user_id)
+            return removed
+
     def _apply_writes(self, result: WriteResult) -> None:
         if result.forget_everything:
             self.forget_user()
             return
-        if self.store is not None:
-            records = [
-                MemoryRecord.new(
-                    id=fact_record_id(self.user_id, u.fact.id),
-                    user_id=self.user_id,
-                    thread_id=None,
-                    kind="fact",
-                    text=f"{u.fact.subject}: {u.fact.content}",
-                    importance=u.fact.importance,
-                    sources=(f"turn:{u.fact.source_turn}",)
-                    if u.fact.source_turn is not None
-                    else (),
-                    metadata={
-                        "stated": True,
-                        "confidence": u.fact.confidence,
-                        "subject": u.fact.subject,
-                        "thread_id": self.thread_id,
-                    },
-                )
-                for u in result.promoted
-            ]
-            records += [
-                MemoryRecord.new(
-                    user_id=self.user_id,
-                    thread_id=None,
-                    kind="fact",
-                    text=f"{f.subject}: {f.content}",
-                    importance=f.importance,
-                    sources=(f"turn:{f.source_turn}",) if f.source_turn is not None else (),
-                    metadata={
-                        "stated": f.stated,
-                        "confidence": f.confidence,
-                        "possibly": True,
-                        "subject": f.subject,
-                        "thread_id": self.thread_id,
-                    },
-                )
-                for f in result.possible
-            ]
-            if records:
-                self.store.archive.add(records)
-            superseded = [u.superseded for u in result.promoted if u.superseded is not None]
-            for old in superseded:
-                self._mark_superseded(old)
-            if result.forgotten:
-                self.store.archive.delete(
-                    [fact_record_id(self.user_id, f.id) for f in result.forgotten],
-                    user_id=self.user_id,
-                )
-            if result.promoted or result.forgotten:
-                self.store.state.save_core(self.user_id, self.core)
+        for update in result.promoted:
+            self._archive_fact_update(update)
+        if self.store is None:
+            return
+        possible = [
+            MemoryRecord.new(
+                user_id=self.user_id,
+                thread_id=None,
+                kind="fact",
+                text=f"{f.subject}: {f.content}",
+                importance=f.importance,
+                sources=(f"turn:{f.source_turn}",) if f.source_turn is not None else (),
+                metadata={
+                    "stated": f.stated,
+                    "confidence": f.confidence,
+                    "possibly": True,
+                    "subject": f.subject,
+                    "thread_id": self.thread_id,
+                },
+            )
+            for f in result.possible
+        ]
+        if possible:
+            self.store.archive.add(possible)
+        if result.forgotten:
+            self.store.archive.delete(
+                [fact_record_id(self.user_id, f.id) for f in result.forgotten],
+                user_id=self.user_id,
+            )
+        if result.promoted or result.forgotten:
+            self.store.save_core(self.user_id)
 
     def _mark_superseded(self, old: CoreFact) -> None:
         assert self.store is not None
@@ -334,6 +387,12 @@ class TieredMemory:
             record = found[0]
             metadata = {**record.metadata, "superseded": True, "superseded_by": old.superseded_by}
             self.store.archive.update_record(replace(record, metadata=metadata))
+
+    def clear_thread(self) -> None:
+        """Empty this thread's buffer and summary (core memory and archive stay)."""
+        with self._lock:
+            self._state = BufferState(next_index=self._state.next_index)
+            self._save()
 
     def add_messages(self, messages: Sequence[BaseMessage]) -> list[CompressionEvent]:
         """Add messages (whole or partial turns): save, extract facts, compress.
@@ -516,7 +575,7 @@ class TieredMemory:
             core_cap = self.budget.caps["core"]
             moved = self.core.shrink_to(core_cap, self.counter) if self.core.active() else []
             if moved and self.store is not None:
-                self.store.state.save_core(self.user_id, self.core)
+                self.store.save_core(self.user_id)
             context = assemble_context(
                 budget=self.budget,
                 counter=self.counter,

@@ -31,6 +31,7 @@ from typing import TYPE_CHECKING, Any
 from langchain_core.embeddings import Embeddings
 
 from langchain_tiered_memory.archive import SQLiteArchive
+from langchain_tiered_memory.core import CoreMemory
 from langchain_tiered_memory.state import StateStore
 
 if TYPE_CHECKING:
@@ -70,6 +71,7 @@ class MemoryStore:
         self.archive = SQLiteArchive(self.path / "archive.sqlite", embeddings=embeddings)
         self.state = StateStore(self.path / "state.sqlite")
         self._lock = threading.RLock()
+        self._cores: dict[str, CoreMemory] = {}
 
     def memory(
         self, user_id: str = "default", thread_id: str = "default", **kwargs: Any
@@ -81,6 +83,24 @@ class MemoryStore:
         from langchain_tiered_memory.memory import TieredMemory
 
         return TieredMemory(store=self, user_id=user_id, thread_id=thread_id, **kwargs)
+
+    def core(self, user_id: str) -> CoreMemory:
+        """The user's core memory, one shared object per user in this process.
+
+        Every thread of the user (and the core-memory tools) edits the same
+        object, so no thread overwrites facts another one learned.
+        """
+        with self._lock:
+            core = self._cores.get(user_id)
+            if core is None:
+                core = self._cores[user_id] = self.state.load_core(user_id)
+            return core
+
+    def save_core(self, user_id: str) -> None:
+        """Persist the user's shared core memory."""
+        core = self.core(user_id)
+        with core._lock:
+            self.state.save_core(user_id, core)
 
     def users(self) -> list[str]:
         """Users with a thread or core memory."""
@@ -94,6 +114,9 @@ class MemoryStore:
         with self._lock:
             deleted = self.archive.delete_user(user_id)
             self.state.delete_user(user_id)
+            core = self._cores.pop(user_id, None)
+            if core is not None:
+                core.clear()
         logger.info("forgot user %s (%d archive records)", user_id, deleted)
         return deleted
 

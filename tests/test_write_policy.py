@@ -310,3 +310,16 @@ def test_core_round_trips_and_validates() -> None:
         CoreFact.new("x", "y", block="secret")
     with pytest.raises(ValueError, match="non-empty"):
         CoreFact.new(" ", "y")
+
+
+@pytest.mark.parametrize(
+    ("sentence", "expected"),
+    [
+        ("My name is Ana.", [("name", "Ana")]),
+        ("Hi, I'm Ana.", [("name", "Ana")]),
+        ("Please remember that.", []),
+        ("remember it", []),
+    ],
+)
+def test_extractor_edge_cases(sentence: str, expected: list) -> None:
+    assert [(f.subject, f.content) for f in RuleBasedExtractor().extract_text(sentence)] == expected

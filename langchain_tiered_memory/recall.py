@@ -1,0 +1,658 @@
+"""Recall: which archived records come back for a query, and in what order.
+
+The score is Generative Agents' (Park et al., 2023) with keyword matching
+added, because names, dates and numbers are where dense embeddings fail. Each
+signal is min-max scaled to 0-1 over the candidates, then the signals are
+summed with :class:`RecallWeights`:
+
+* ``relevance``: the dense (cosine) similarity of the query and the record;
+* ``keyword``: the record's BM25 score for the query (FTS5 in the archive);
+* ``recency``: ``recency_decay ** hours`` since the record was last recalled
+  (or written), 0.995 per hour as in Generative Agents;
+* ``importance``: the record's 1-10 importance;
+* ``speaker``: 1 for records spoken by a person the query names (records
+  carry their speaker in ``metadata["speaker"]``);
+* ``session``: how well the record's session matches, i.e. the sum of the
+  three best relevance scores among candidates of the same
+  ``metadata["session"]`` (a session that matches well lifts its turns); a
+  record without a session counts as a session of its own, and when no
+  candidate has one the signal is off.
+
+Dense and keyword scores are fused as a weighted sum of their min-max scaled
+values (``fusion="minmax"``); reciprocal-rank fusion (``"rrf"``) and the mean
+of both (``"both"``) are there to compare. A signal that barely varies over
+the candidates (say, importance when every record has 5) contributes 0 rather
+than amplifying noise. Near-duplicate texts keep only their best copy.
+
+:class:`Recaller` runs this against an archive: it embeds the query once (with
+the names of the speakers it asks about taken out, since a name in the
+question otherwise pulls in every turn that *addresses* that person), pulls
+dense and keyword candidates, scores them, marks the winners as accessed and
+returns them. The defaults are the recipe measured best on LoCoMo (see
+``docs`` / ``tiered-memory bench retrieval``).
+
+Example:
+    >>> from datetime import datetime, timezone
+    >>> now = datetime(2026, 1, 2, tzinfo=timezone.utc)
+    >>> a = MemoryRecord.new(user_id="u", kind="fact", text="allergic to peanuts",
+    ...                      importance=9, created_at=datetime(2026, 1, 1, tzinfo=timezone.utc))
+    >>> b = MemoryRecord.new(user_id="u", kind="turn", text="likes jazz", importance=3,
+    ...                      created_at=datetime(2025, 1, 1, tzinfo=timezone.utc))
+    >>> ranked = score_candidates([Candidate(a, dense=0.8, keyword=2.0),
+    ...                            Candidate(b, dense=0.5, keyword=None)], now=now)
+    >>> [r.record.text for r in ranked]
+    ['allergic to peanuts', 'likes jazz']
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import re
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from typing import Any, Literal, Protocol
+
+from langchain_core.embeddings import Embeddings
+
+from langchain_tiered_memory.context import RecalledMemory
+from langchain_tiered_memory.records import MemoryRecord, RecordKind, ScoredRecord, utcnow
+
+logger = logging.getLogger(__name__)
+
+__all__ = [
+    "DEFAULT_K",
+    "Candidate",
+    "Fusion",
+    "RecallArchive",
+    "RecallWeights",
+    "Recaller",
+    "dedupe_key",
+    "merge_candidates",
+    "min_max",
+    "named_speakers",
+    "recency_score",
+    "score_candidates",
+    "strip_names",
+    "to_recalled_memories",
+]
+
+#: Records returned by default: past the third to fifth memory, most are noise.
+DEFAULT_K = 5
+
+#: How the dense and keyword signals are combined.
+Fusion = Literal["minmax", "rrf", "both"]
+
+# A signal whose raw values span less than this over the candidates does not
+# discriminate between them; min-max scaling it would blow noise up to 0..1.
+# (For recency at 0.995/h this is about 12 minutes of age difference.)
+_MIN_SPREAD = 1e-3
+_WORD = re.compile(r"\w+", re.UNICODE)
+
+
+@dataclass(frozen=True)
+class RecallWeights:
+    """Weights of the min-max scaled signals in the recall score.
+
+    The defaults are the best generalising recipe on LoCoMo (dense and keyword
+    equally weighted, a speaker and a session signal) plus light recency and
+    importance terms, which cannot help there (every question asks about the
+    whole history) but order otherwise-equal memories in live use.
+
+    Args:
+        relevance: Dense (embedding) similarity.
+        keyword: BM25 keyword match.
+        recency: ``recency_decay ** hours`` since last access (or creation).
+        importance: The record's 1-10 importance.
+        speaker: Records spoken by the one speaker the query names.
+        session: How well the record's session matches the query.
+
+    Example:
+        >>> RecallWeights().relevance, RecallWeights(recency=1.0).recency
+        (1.0, 1.0)
+        >>> RecallWeights(keyword=-1)
+        Traceback (most recent call last):
+        ...
+        ValueError: weight keyword must be >= 0, got -1
+    """
+
+    relevance: float = 1.0
+    keyword: float = 1.0
+    recency: float = 0.1
+    importance: float = 0.1
+    speaker: float = 0.5
+    session: float = 1.0
+
+    def __post_init__(self) -> None:
+        for name in ("relevance", "keyword", "recency", "importance", "speaker", "session"):
+            value = getattr(self, name)
+            if value < 0:
+                raise ValueError(f"weight {name} must be >= 0, got {value}")
+
+
+@dataclass(frozen=True)
+class Candidate:
+    """A record with its raw scores from the archive's two searches.
+
+    Args:
+        record: The archived record.
+        dense: Cosine similarity to the query vector (``None``: not a dense hit).
+        keyword: BM25 score, higher is better (``None``: no keyword match).
+
+    Example:
+        >>> r = MemoryRecord.new(user_id="u", kind="fact", text="tea")
+        >>> Candidate(r, dense=0.7).keyword is None
+        True
+    """
+
+    record: MemoryRecord
+    dense: float | None = None
+    keyword: float | None = None
+
+
+def min_max(values: Sequence[float | None], *, min_spread: float = _MIN_SPREAD) -> list[float]:
+    """Scale values to 0-1 over the present ones (missing values score 0).
+
+    When the present values span less than ``min_spread`` the signal does not
+    tell the candidates apart and every value scales to 0.
+
+    Example:
+        >>> min_max([2.0, 4.0, None, 3.0])
+        [0.0, 1.0, 0.0, 0.5]
+        >>> min_max([5.0, 5.0])
+        [0.0, 0.0]
+    """
+    present = [v for v in values if v is not None]
+    if not present:
+        return [0.0] * len(values)
+    low, high = min(present), max(present)
+    if high - low < min_spread or high == low:
+        return [0.0] * len(values)
+    return [0.0 if v is None else (v - low) / (high - low) for v in values]
+
+
+def recency_score(record: MemoryRecord, now: datetime, decay: float = 0.995) -> float:
+    """``decay ** hours`` since the record was last accessed (or created).
+
+    Example:
+        >>> from datetime import timedelta
+        >>> now = datetime(2026, 1, 2, tzinfo=timezone.utc)
+        >>> r = MemoryRecord.new(user_id="u", kind="fact", text="x",
+        ...                      created_at=now - timedelta(hours=10))
+        >>> round(recency_score(r, now), 4) == round(0.995 ** 10, 4)
+        True
+    """
+    at = record.last_accessed_at or record.created_at
+    if at.tzinfo is None:
+        at = at.replace(tzinfo=timezone.utc)
+    if now.tzinfo is None:
+        now = now.replace(tzinfo=timezone.utc)
+    hours = max(0.0, (now - at).total_seconds() / 3600.0)
+    return float(decay**hours)
+
+
+def _words(text: str) -> list[str]:
+    return _WORD.findall(text.casefold())
+
+
+def dedupe_key(text: str) -> str:
+    """The text with case, punctuation and spacing normalised (equal keys = duplicates).
+
+    Example:
+        >>> dedupe_key("  I'm allergic to PEANUTS! ") == dedupe_key("I'm allergic to peanuts")
+        True
+    """
+    return " ".join(_words(text))
+
+
+def _near_duplicate(a: set[str], b: set[str], threshold: float) -> bool:
+    if len(a) < 4 or len(b) < 4:
+        return False
+    return len(a & b) / len(a | b) >= threshold
+
+
+def _speaker(record: MemoryRecord) -> str | None:
+    value = record.metadata.get("speaker")
+    return str(value) if value else None
+
+
+def named_speakers(query: str, speakers: Iterable[str]) -> set[str]:
+    """The speakers whose name appears in ``query`` as a whole word (case-insensitive).
+
+    Example:
+        >>> sorted(named_speakers("When did Caroline's sister visit?", ["Caroline", "Mel"]))
+        ['Caroline']
+    """
+    words = set(_words(query))
+    found = set()
+    for name in speakers:
+        parts = _words(name)
+        if parts and all(p in words for p in parts):
+            found.add(name)
+    return found
+
+
+def strip_names(query: str, names: Iterable[str]) -> str:
+    """``query`` without these names (and their possessive ``'s``).
+
+    Used for the dense query: a name in a question matches every turn that
+    *addresses* that person; who said what is the speaker signal's job.
+    Returns the query unchanged if nothing would be left.
+
+    Example:
+        >>> strip_names("What did Caroline's mentor say?", ["Caroline"])
+        'What did mentor say?'
+    """
+    text = query
+    for name in sorted(names, key=len, reverse=True):
+        text = re.sub(rf"\b{re.escape(name)}(?:['’]s)?\b", " ", text, flags=re.IGNORECASE)
+    text = re.sub(r"\s+([?.!,])", r"\1", " ".join(text.split()))
+    return text if _words(text) else query
+
+
+def _rrf(values: Sequence[float | None], k: int) -> list[float]:
+    present = {i: v for i, v in enumerate(values) if v is not None}
+    order = sorted(present, key=lambda i: -present[i])
+    out = [0.0] * len(values)
+    for rank, i in enumerate(order):
+        out[i] = 1.0 / (k + rank + 1)
+    return out
+
+
+def score_candidates(
+    candidates: Sequence[Candidate],
+    *,
+    now: datetime | None = None,
+    weights: RecallWeights | None = None,
+    k: int | None = None,
+    query: str | None = None,
+    recency_decay: float = 0.995,
+    relevance_floor: float | None = None,
+    fusion: Fusion = "minmax",
+    rrf_k: int = 60,
+    dedupe: bool = True,
+    near_duplicate: float = 0.9,
+    session_top: int = 3,
+) -> list[ScoredRecord]:
+    """Rank candidates by the weighted sum of their min-max scaled signals (pure).
+
+    Args:
+        candidates: Records with raw dense and/or keyword scores.
+        now: The time recency is measured from (default: now, UTC).
+        weights: Signal weights (default :class:`RecallWeights`).
+        k: Return at most this many (``None``: all, ranked).
+        query: The query text; needed only for the speaker signal.
+        recency_decay: Recency multiplier per hour since last access.
+        relevance_floor: Drop candidates whose raw dense similarity is below
+            this *and* that matched no keyword (cosine scales differ between
+            embedders, so there is no universal default; ``None`` keeps all).
+        fusion: ``"minmax"`` (weighted sum of scaled scores, the measured
+            best), ``"rrf"`` (reciprocal-rank fusion) or ``"both"`` (their mean).
+        rrf_k: The RRF constant.
+        dedupe: Keep only the best of records with the same normalised text or
+            a word-set Jaccard similarity of at least ``near_duplicate``.
+        near_duplicate: Jaccard threshold for near-duplicates (texts of four
+            or more distinct words).
+        session_top: The session signal sums this many best relevance scores.
+
+    Returns:
+        :class:`~langchain_tiered_memory.records.ScoredRecord` items, best
+        first; ``parts`` holds each scaled signal and ``score`` their weighted sum.
+
+    Example:
+        >>> from datetime import timedelta
+        >>> now = datetime(2026, 1, 2, tzinfo=timezone.utc)
+        >>> def rec(text, hours, importance=5.0):
+        ...     return MemoryRecord.new(user_id="u", kind="fact", text=text,
+        ...                             importance=importance,
+        ...                             created_at=now - timedelta(hours=hours))
+        >>> cands = [Candidate(rec("old but relevant", 1000), dense=0.9),
+        ...          Candidate(rec("fresh, less relevant", 1), dense=0.6),
+        ...          Candidate(rec("Old but relevant!", 2000), dense=0.85)]
+        >>> [s.record.text for s in score_candidates(cands, now=now)]
+        ['old but relevant', 'fresh, less relevant']
+        >>> w = RecallWeights(relevance=1.0, recency=2.0)
+        >>> [s.record.text for s in score_candidates(cands, now=now, weights=w, k=1)]
+        ['fresh, less relevant']
+    """
+    weights = weights or RecallWeights()
+    now = now or utcnow()
+    if relevance_floor is not None:
+        candidates = [
+            c
+            for c in candidates
+            if c.keyword is not None or (c.dense is not None and c.dense >= relevance_floor)
+        ]
+    if not candidates:
+        return []
+    dense_raw = [c.dense for c in candidates]
+    keyword_raw = [c.keyword for c in candidates]
+    dense = min_max(dense_raw)
+    keyword = min_max(keyword_raw)
+    relevance = [
+        weights.relevance * d + weights.keyword * w for d, w in zip(dense, keyword, strict=True)
+    ]
+    if fusion in ("rrf", "both"):
+        fused = [
+            weights.relevance * d + weights.keyword * w
+            for d, w in zip(_rrf(dense_raw, rrf_k), _rrf(keyword_raw, rrf_k), strict=True)
+        ]
+        top = weights.relevance + weights.keyword
+        scaled = [top * v for v in min_max(fused, min_spread=0.0)]
+        if fusion == "both":
+            scaled = [(a + b) / 2 for a, b in zip(relevance, scaled, strict=True)]
+        relevance = scaled
+    elif fusion != "minmax":
+        raise ValueError(f"fusion must be 'minmax', 'rrf' or 'both', got {fusion!r}")
+
+    speaker = [0.0] * len(candidates)
+    if query and weights.speaker:
+        speakers = {s for c in candidates if (s := _speaker(c.record))}
+        named = named_speakers(query, speakers)
+        if len(named) == 1:
+            speaker = [1.0 if _speaker(c.record) in named else 0.0 for c in candidates]
+
+    base = [r + weights.speaker * s for r, s in zip(relevance, speaker, strict=True)]
+    session = [0.0] * len(candidates)
+    if weights.session and any("session" in c.record.metadata for c in candidates):
+        groups: dict[Any, list[float]] = {}
+        for c, b in zip(candidates, base, strict=True):
+            key = c.record.metadata.get("session")
+            if key is not None:
+                groups.setdefault((c.record.thread_id, key), []).append(b)
+        totals = {g: sum(sorted(v, reverse=True)[:session_top]) for g, v in groups.items()}
+        raw_session = []
+        for c, b in zip(candidates, base, strict=True):
+            key = c.record.metadata.get("session")
+            raw_session.append(totals[(c.record.thread_id, key)] if key is not None else b)
+        session = min_max(raw_session)
+
+    recency = min_max([recency_score(c.record, now, recency_decay) for c in candidates])
+    importance = min_max([float(c.record.importance) for c in candidates])
+
+    scored: list[ScoredRecord] = []
+    for i, candidate in enumerate(candidates):
+        parts = {
+            "relevance": dense[i],
+            "keyword": keyword[i],
+            "speaker": speaker[i],
+            "session": session[i],
+            "recency": recency[i],
+            "importance": importance[i],
+        }
+        score = (
+            base[i]
+            + weights.session * session[i]
+            + weights.recency * recency[i]
+            + weights.importance * importance[i]
+        )
+        scored.append(ScoredRecord(candidate.record, score, parts))
+    scored.sort(key=lambda s: -s.score)
+    if not dedupe:
+        return scored[:k] if k is not None else scored
+    unique: list[ScoredRecord] = []
+    keys: set[str] = set()
+    word_sets: list[set[str]] = []
+    for item in scored:
+        key = dedupe_key(item.record.text)
+        words = set(key.split())
+        if key in keys or any(_near_duplicate(words, w, near_duplicate) for w in word_sets):
+            continue
+        keys.add(key)
+        word_sets.append(words)
+        unique.append(item)
+        if k is not None and len(unique) >= k:
+            break
+    return unique
+
+
+def merge_candidates(
+    dense: Iterable[tuple[MemoryRecord, float]],
+    keyword: Iterable[tuple[MemoryRecord, float]],
+) -> list[Candidate]:
+    """Join the archive's dense and keyword hits into one candidate per record id.
+
+    Example:
+        >>> r = MemoryRecord.new(user_id="u", kind="fact", text="tea", id="r1")
+        >>> merge_candidates([(r, 0.8)], [(r, 3.2)])
+        [Candidate(record=..., dense=0.8, keyword=3.2)]
+    """
+    table: dict[str, dict[str, Any]] = {}
+    for record, score in dense:
+        table.setdefault(record.id, {"record": record})["dense"] = float(score)
+    for record, score in keyword:
+        table.setdefault(record.id, {"record": record})["keyword"] = float(score)
+    return [Candidate(**row) for row in table.values()]
+
+
+class RecallArchive(Protocol):
+    """What :class:`Recaller` needs from an archive (``SQLiteArchive`` has it)."""
+
+    def dense_search(
+        self,
+        query: Any,
+        *,
+        user_id: str,
+        thread_id: str | None = None,
+        kinds: Any = None,
+        since: datetime | None = None,
+        until: datetime | None = None,
+        n: int = 50,
+    ) -> list[tuple[MemoryRecord, float]]:
+        """Cosine-similarity hits for a query vector, best first."""
+        ...
+
+    def keyword_search(
+        self,
+        query: str,
+        *,
+        user_id: str,
+        thread_id: str | None = None,
+        kinds: Any = None,
+        since: datetime | None = None,
+        until: datetime | None = None,
+        n: int = 50,
+    ) -> list[tuple[MemoryRecord, float]]:
+        """BM25 hits (higher is better), best first."""
+        ...
+
+
+@dataclass
+class Recaller:
+    """Hybrid recall over an archive, one query at a time.
+
+    Args:
+        archive: Anything with ``dense_search`` and ``keyword_search`` (and
+            optionally ``touch``), e.g.
+            :class:`~langchain_tiered_memory.archive.SQLiteArchive`.
+        embeddings: Embeds the query, once per recall.
+        weights: Signal weights.
+        k: Records returned by default.
+        dense_candidates: Dense hits pulled per query (a wide net, so most
+            keyword hits get a dense score too).
+        keyword_candidates: Keyword hits pulled per query.
+        fusion: How dense and keyword scores combine (see :func:`score_candidates`).
+        strip_speaker_names: Take the names of the speakers the query asks
+            about out of the text that is embedded (and keyword-searched).
+        recency_decay, relevance_floor, dedupe: see :func:`score_candidates`.
+        touch: Mark returned records as accessed (drives recency).
+
+    Example:
+        >>> from langchain_core.embeddings import DeterministicFakeEmbedding
+        >>> peanut = MemoryRecord.new(user_id="ana", kind="fact",
+        ...                           text="Ana is allergic to peanuts")
+        >>> jazz = MemoryRecord.new(user_id="ana", kind="fact", text="Ana likes jazz")
+        >>> class TinyArchive:
+        ...     def dense_search(self, vector, *, user_id, n=50, **filters):
+        ...         return [(peanut, 0.2), (jazz, 0.1)]
+        ...     def keyword_search(self, text, *, user_id, n=50, **filters):
+        ...         return [(peanut, 1.5)] if "peanut" in text else []
+        >>> recaller = Recaller(TinyArchive(), DeterministicFakeEmbedding(size=8), k=1)
+        >>> [r.record.text for r in recaller.recall("any peanut dishes?", user_id="ana")]
+        ['Ana is allergic to peanuts']
+    """
+
+    archive: RecallArchive
+    embeddings: Embeddings
+    weights: RecallWeights = field(default_factory=RecallWeights)
+    k: int = DEFAULT_K
+    dense_candidates: int = 200
+    keyword_candidates: int = 50
+    fusion: Fusion = "minmax"
+    strip_speaker_names: bool = True
+    recency_decay: float = 0.995
+    relevance_floor: float | None = None
+    dedupe: bool = True
+    touch: bool = True
+
+    def __post_init__(self) -> None:
+        if self.k < 1:
+            raise ValueError(f"k must be >= 1, got {self.k}")
+
+    def recall(
+        self,
+        query: str,
+        *,
+        user_id: str,
+        thread_id: str | None = None,
+        kinds: Iterable[RecordKind] | None = None,
+        since: datetime | None = None,
+        until: datetime | None = None,
+        k: int | None = None,
+        now: datetime | None = None,
+    ) -> list[ScoredRecord]:
+        """The best ``k`` records of ``user_id`` for ``query``, best first.
+
+        Args:
+            query: What to recall for (free text).
+            user_id: Whose memories to search (always filtered).
+            thread_id, kinds, since, until: Further filters.
+            k: How many (default: the recaller's ``k``).
+            now: The time recency is measured from, and the access time
+                written back (default: now).
+        """
+        if not query.strip():
+            return []
+        filters: dict[str, Any] = {
+            "user_id": user_id,
+            "thread_id": thread_id,
+            "kinds": list(kinds) if kinds is not None else None,
+            "since": since,
+            "until": until,
+        }
+        keyword = self.archive.keyword_search(query, n=self.keyword_candidates, **filters)
+        dense_query = query
+        if self.strip_speaker_names:
+            speakers = {s for record, _ in keyword if (s := _speaker(record))}
+            named = named_speakers(query, speakers)
+            if named:
+                dense_query = strip_names(query, named)
+                if dense_query != query:
+                    keyword = self.archive.keyword_search(
+                        dense_query, n=self.keyword_candidates, **filters
+                    )
+        vector = self.embeddings.embed_query(dense_query)
+        dense = self.archive.dense_search(vector, n=self.dense_candidates, **filters)
+        when = now or utcnow()
+        ranked = score_candidates(
+            merge_candidates(dense, keyword),
+            now=when,
+            weights=self.weights,
+            k=k or self.k,
+            query=query,
+            recency_decay=self.recency_decay,
+            relevance_floor=self.relevance_floor,
+            fusion=self.fusion,
+            dedupe=self.dedupe,
+        )
+        logger.debug(
+            "recall %r (dense query %r): %d dense, %d keyword -> %d",
+            query,
+            dense_query,
+            len(dense),
+            len(keyword),
+            len(ranked),
+        )
+        touch = getattr(self.archive, "touch", None)
+        if self.touch and ranked and touch is not None:
+            touch([r.record.id for r in ranked], when, user_id=user_id)
+        return ranked
+
+    async def arecall(
+        self,
+        query: str,
+        *,
+        user_id: str,
+        thread_id: str | None = None,
+        kinds: Iterable[RecordKind] | None = None,
+        since: datetime | None = None,
+        until: datetime | None = None,
+        k: int | None = None,
+        now: datetime | None = None,
+    ) -> list[ScoredRecord]:
+        """Async twin of :meth:`recall` (runs it in a worker thread).
+
+        Example:
+            >>> import asyncio
+            >>> from langchain_core.embeddings import DeterministicFakeEmbedding
+            >>> class Empty:
+            ...     def dense_search(self, vector, **kw): return []
+            ...     def keyword_search(self, text, **kw): return []
+            >>> r = Recaller(Empty(), DeterministicFakeEmbedding(size=4))
+            >>> asyncio.run(r.arecall("anything?", user_id="u"))
+            []
+        """
+        return await asyncio.to_thread(
+            self.recall,
+            query,
+            user_id=user_id,
+            thread_id=thread_id,
+            kinds=kinds,
+            since=since,
+            until=until,
+            k=k,
+            now=now,
+        )
+
+
+def _possibly(metadata: dict[str, Any]) -> bool:
+    if metadata.get("possibly") or metadata.get("inferred"):
+        return True
+    if metadata.get("stated") is False:
+        return True
+    confidence = metadata.get("confidence")
+    return isinstance(confidence, (int, float)) and confidence < 0.75
+
+
+def to_recalled_memories(scored: Sequence[ScoredRecord]) -> list[RecalledMemory]:
+    """Turn ranked records into prompt-ready :class:`~.context.RecalledMemory` items.
+
+    ``possibly`` is set for inferred or low-confidence records
+    (``metadata``: ``possibly``/``inferred`` true, ``stated`` false, or
+    ``confidence`` below 0.75).
+
+    Example:
+        >>> r = MemoryRecord.new(user_id="u", kind="fact", text="may like sushi",
+        ...                      sources=("turn:7",), metadata={"stated": False})
+        >>> m = to_recalled_memories([ScoredRecord(r, 1.25)])[0]
+        >>> m.text, m.source, m.score, m.possibly
+        ('may like sushi', 'fact turn:7', 1.25, True)
+    """
+    items = []
+    for hit in scored:
+        record = hit.record
+        origin = ", ".join(record.sources[:3])
+        if len(record.sources) > 3:
+            origin += ", ..."
+        items.append(
+            RecalledMemory(
+                text=record.text,
+                source=f"{record.kind} {origin}".strip(),
+                created_at=record.created_at,
+                score=hit.score,
+                record_id=record.id,
+                possibly=_possibly(record.metadata),
+            )
+        )
+    return items
