@@ -151,6 +151,7 @@ class SQLiteDatabase:
         )
         conn.execute("PRAGMA busy_timeout=30000")
         conn.execute("PRAGMA secure_delete=ON")
+        conn.execute("PRAGMA synchronous=NORMAL")  # WAL: survives a killed process
         if reader:
             conn.execute("PRAGMA query_only=ON")
         return conn

@@ -100,11 +100,32 @@ def demo(
     context_window: Annotated[
         int, typer.Option(help="Window in tokens (small, so compression shows).")
     ] = 1024,
+    model: Annotated[
+        str,
+        typer.Option(
+            help="'local' (SmolLM2 offline, if installed), 'none', or an "
+            "init_chat_model string such as 'openai:gpt-4o-mini'."
+        ),
+    ] = "local",
+    data_dir: Annotated[
+        Path | None, typer.Option(help="Keep the demo's memory here (default: a temp dir).")
+    ] = None,
 ) -> None:
     """Replay a scripted multi-session conversation and show the memory working."""
     from langchain_tiered_memory.demo import run_demo
+    from langchain_tiered_memory.models import resolve_chat_model
 
-    result = run_demo(console=console, context_window=context_window)
+    try:
+        chat_model = resolve_chat_model(model)
+    except ImportError as exc:
+        console.print(
+            f"[yellow]{exc}[/]\n(continuing without a model: the demo shows the "
+            "context a model would receive)"
+        )
+        chat_model = None
+    result = run_demo(
+        console=console, context_window=context_window, model=chat_model, data_dir=data_dir
+    )
     if result.max_prompt_tokens > result.input_budget:
         raise typer.Exit(code=1)
 

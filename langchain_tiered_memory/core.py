@@ -195,11 +195,14 @@ class CoreMemory:
         Re-stating the same content is a no-op (``unchanged=True``).
         """
         with self._lock:
+            # the current truth: active, or moved out of core for room ("archived")
             old = next(
                 (
                     f
-                    for f in self._facts
-                    if f.status == "active" and f.subject == fact.subject and f.block == fact.block
+                    for f in reversed(self._facts)
+                    if f.status in ("active", "archived")
+                    and f.subject == fact.subject
+                    and f.block == fact.block
                 ),
                 None,
             )

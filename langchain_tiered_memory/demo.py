@@ -7,10 +7,14 @@ Run it with ``tiered-memory demo``.
 
 from __future__ import annotations
 
+import contextlib
+import tempfile
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
+from langchain_core.embeddings import Embeddings
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AIMessage, HumanMessage, SystemMessage
 from rich.console import Console
@@ -20,6 +24,7 @@ from langchain_tiered_memory.buffer import SUMMARY_HEADER
 from langchain_tiered_memory.context import CORE_HEADER, RECALL_HEADER, ContextWindow
 from langchain_tiered_memory.demo_script import LATE_QUESTIONS, SESSIONS
 from langchain_tiered_memory.memory import TieredMemory
+from langchain_tiered_memory.store import MemoryStore
 from langchain_tiered_memory.turns import message_text
 
 __all__ = ["SYSTEM_PROMPT", "DemoResult", "locate_fact", "run_demo", "token_bar"]
@@ -94,6 +99,8 @@ def run_demo(
     context_window: int = 1024,
     model: BaseChatModel | None = None,
     memory_factory: Callable[[], TieredMemory] | None = None,
+    data_dir: str | Path | None = None,
+    embeddings: Embeddings | str | None = None,
 ) -> DemoResult:
     """Replay the scripted conversation and report what the memory kept.
 
@@ -102,14 +109,26 @@ def run_demo(
         context_window: Small by default, so compression shows up quickly.
         model: Answers the late questions when given; otherwise the demo
             shows the context a model would receive.
-        memory_factory: Builds the memory (default: a :class:`TieredMemory`).
+        memory_factory: Builds the memory (default: a durable memory in a
+            fresh :class:`MemoryStore` under ``data_dir``).
+        data_dir: Where the demo's store lives (default: a temporary folder).
+        embeddings: Embeddings for the store (default: the offline default).
     """
     console = console or Console()
-    memory = (
-        memory_factory()
-        if memory_factory
-        else TieredMemory(context_window=context_window, system_prompt=SYSTEM_PROMPT)
-    )
+    with contextlib.ExitStack() as stack:
+        if memory_factory is not None:
+            memory = memory_factory()
+        else:
+            folder = data_dir or stack.enter_context(tempfile.TemporaryDirectory())
+            store = stack.enter_context(MemoryStore(Path(folder), embeddings=embeddings))
+            store.forget_user("maya")  # a fresh run every time
+            memory = store.memory(
+                "maya", "demo", context_window=context_window, system_prompt=SYSTEM_PROMPT
+            )
+        return _replay(memory, console, model)
+
+
+def _replay(memory: TieredMemory, console: Console, model: BaseChatModel | None) -> DemoResult:
     result = DemoResult(input_budget=memory.budget.input_budget)
     console.rule("langchain-tiered-memory demo")
     console.print(memory.budget.describe(), style="dim")
@@ -144,6 +163,7 @@ def run_demo(
         context = memory.build_context()
         result.max_prompt_tokens = max(result.max_prompt_tokens, context.total_tokens)
         found = {needle: locate_fact(context, needle) for needle in needles}
+        gate = context.gate
         if model is not None:
             reply = message_text(model.invoke(context.messages))
         else:
@@ -155,21 +175,43 @@ def run_demo(
                 "found": found,
                 "reply": reply,
                 "total_tokens": context.total_tokens,
+                "gate": gate.to_dict() if gate else None,
+                "recalled": [r.text for r in context.recalled],
             }
         )
         console.print(Text(f"Q: {question}", style="bold"))
         console.print(token_bar(context))
+        if gate is not None:
+            console.print(
+                f"   gate: {'recall' if gate.recall else 'no recall'} - {gate.reason}",
+                style="magenta",
+            )
+        for item in context.recalled:
+            console.print(
+                f"   recalled ({item.source}, score {item.score or 0:.2f}): {item.text[:90]}",
+                style="green",
+                markup=False,
+            )
         for needle, where in found.items():
             style = "green" if where else "red"
             console.print(f"   fact {needle!r}: {where or 'NOT in context'}", style=style)
         console.print(f"   A: {reply}")
     result.turns = number
     result.compressions = sum(1 for e in memory.events if e.kind == "compression")
-    result.archived_turns = len(getattr(memory.archive, "turns", []))
+    if memory.store is not None:
+        result.archived_turns = len(memory.store.archive.records(memory.user_id, kinds=["turn"]))
+    else:
+        result.archived_turns = len(getattr(memory.archive, "turns", []))
     console.rule("Summary")
     console.print(
         f"{result.turns} turns, largest prompt {result.max_prompt_tokens} tokens "
         f"(budget {result.input_budget}), {result.compressions} compressions, "
         f"{result.archived_turns} turns archived."
     )
+    verdict = (
+        "all early facts reached the late prompts"
+        if result.all_facts_in_context
+        else ("some early facts did NOT reach the late prompts")
+    )
+    console.print(verdict, style="bold green" if result.all_facts_in_context else "bold red")
     return result

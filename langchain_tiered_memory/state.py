@@ -105,7 +105,9 @@ class StateStore:
         self._lock = threading.RLock()
         self._conn = sqlite3.connect(self.path, check_same_thread=False, isolation_level=None)
         self._conn.execute("PRAGMA journal_mode=WAL")
-        self._conn.execute("PRAGMA synchronous=FULL")
+        # WAL + NORMAL: a committed turn survives a killed process; only an OS
+        # crash or power cut can lose the last commits
+        self._conn.execute("PRAGMA synchronous=NORMAL")
         self._conn.execute("PRAGMA secure_delete=ON")
         self._conn.executescript(_SCHEMA)
 

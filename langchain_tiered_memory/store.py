@@ -50,13 +50,21 @@ class MemoryStore:
         embeddings: Any LangChain ``Embeddings``, an embedder name (``"minilm"``,
             ``"e5"`` for Chinese and other languages) or ``None`` for the
             offline default.
+        index_save_every: Rewrite the FAISS file every this many writes (and
+            on close); the index is rebuilt from SQLite if a crash left it stale.
 
     Raises:
         ValueError: if the parent directory does not exist, or the archive was
             built with other embeddings (the message says what to do).
     """
 
-    def __init__(self, path: str | Path, *, embeddings: Embeddings | str | None = None) -> None:
+    def __init__(
+        self,
+        path: str | Path,
+        *,
+        embeddings: Embeddings | str | None = None,
+        index_save_every: int = 64,
+    ) -> None:
         self.path = Path(path)
         if not self.path.parent.exists():
             raise ValueError(
@@ -68,7 +76,11 @@ class MemoryStore:
 
             embeddings = default_embeddings(embeddings, cache_path=self.path / "embeddings.sqlite")
         self.embeddings: Embeddings = embeddings
-        self.archive = SQLiteArchive(self.path / "archive.sqlite", embeddings=embeddings)
+        # the FAISS file is a cache of the vectors kept in SQLite (checked and rebuilt
+        # on open), so it need not be rewritten on every add
+        self.archive = SQLiteArchive(
+            self.path / "archive.sqlite", embeddings=embeddings, save_every=index_save_every
+        )
         self.state = StateStore(self.path / "state.sqlite")
         self._lock = threading.RLock()
         self._cores: dict[str, CoreMemory] = {}
