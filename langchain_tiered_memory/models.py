@@ -67,6 +67,8 @@ def load_local_model(*, n_ctx: int = 8192, max_tokens: int = 160, **kwargs: Any)
             n_ctx=n_ctx,
             max_tokens=max_tokens,
             temperature=0.2,
+            n_batch=512,
+            n_threads=2,
             verbose=False,
             **kwargs,
         )
