@@ -253,6 +253,58 @@ def bench_tokens(
         raise typer.Exit(code=1)
 
 
+@bench_app.command("overhead")
+def bench_overhead(
+    records: Annotated[
+        str, typer.Option(help="Archive sizes, comma-separated.")
+    ] = "1000,10000,100000,1000000",
+    workdir: Annotated[
+        Path | None, typer.Option(help="Where to build the archives (default: a temp dir).")
+    ] = None,
+    records_per_user: Annotated[int, typer.Option(help="Records per synthetic user.")] = 1000,
+    out: Annotated[Path | None, typer.Option(help="Write the JSON result here.")] = None,
+) -> None:
+    """Add and recall latency (p50/p95) and bytes per record as the archive grows."""
+    import tempfile
+
+    from langchain_tiered_memory.bench.overhead import run_overhead_bench
+    from langchain_tiered_memory.embeddings import default_embeddings
+
+    sizes = [int(x) for x in records.split(",") if x.strip()]
+    with tempfile.TemporaryDirectory() as scratch, console.status("building archives") as status:
+        result = run_overhead_bench(
+            sizes,
+            workdir=workdir or scratch,
+            records_per_user=records_per_user,
+            query_embedder=default_embeddings(),
+            on_progress=lambda m: status.update(m),
+        )
+    table = Table(title="archive overhead")
+    for column in (
+        "records",
+        "add p50",
+        "add p95",
+        "recall p50",
+        "recall p95",
+        "scored p95",
+        "bytes/record",
+    ):
+        table.add_column(column, justify="right")
+    for size, row in result["sizes"].items():
+        table.add_row(
+            size,
+            f"{row['add_p50_ms']} ms",
+            f"{row['add_p95_ms']} ms",
+            f"{row['recall_p50_ms']} ms",
+            f"{row['recall_p95_ms']} ms",
+            f"{row['recall_scored_p95_ms']} ms",
+            str(row["bytes_per_record"]),
+        )
+    console.print(table)
+    console.print(f"query embedding p95: {result.get('query_embedding_p95_ms')} ms")
+    write_json(result, out)
+
+
 @bench_app.command("gate")
 def bench_gate(
     memory_questions: Annotated[
