@@ -30,6 +30,7 @@ Example:
 
 from __future__ import annotations
 
+import hashlib
 import json
 import logging
 import math
@@ -72,6 +73,7 @@ __all__ = [
     "VectorKey",
     "fts_document",
     "fts_query",
+    "owner_token",
     "record_from_dict",
     "record_to_dict",
     "turn_record",
@@ -282,7 +284,7 @@ _CJK_RANGES = (
     (0xF900, 0xFAFF),
     (0x20000, 0x3FFFF),
 )
-_FTS_SCHEME = "porter-unicode61-rd2+cjk-bigram-v1"
+_FTS_SCHEME = "porter-unicode61-rd2+cjk-bigram+owner-v2"
 _FTS_TOKENIZE = "porter unicode61 remove_diacritics 2"
 _MAX_QUERY_TERMS = 64
 _STOPWORD_TEXT = """
@@ -349,6 +351,20 @@ def fts_document(text: str) -> str:
         return " " + " ".join([*_bigrams(run), run[-1]]) + " "
 
     return " ".join(_CJK_RUN.sub(grams, unicodedata.normalize("NFKC", text)).split())
+
+
+def owner_token(user_id: str) -> str:
+    """The FTS token that scopes a record to its user.
+
+    Every indexed document carries it and every keyword query ANDs it in, so
+    FTS5 intersects posting lists and ranks only the caller's records: the
+    cost of a keyword search grows with the user's records, not the archive's.
+
+    Example:
+        >>> owner_token("ana") == owner_token("ana") != owner_token("bob")
+        True
+    """
+    return "zzowner" + hashlib.sha1(user_id.encode("utf-8")).hexdigest()[:20]
 
 
 def fts_query(text: str) -> str | None:
@@ -700,7 +716,7 @@ CREATE INDEX IF NOT EXISTS records_user_thread
     ON records (user_id, thread_id, kind, created_at);
 CREATE INDEX IF NOT EXISTS records_user_created ON records (user_id, created_at);
 CREATE VIRTUAL TABLE IF NOT EXISTS records_fts
-    USING fts5(text, content='', tokenize='{tokenize}');
+    USING fts5(text, owner, content='', tokenize='{tokenize}');
 CREATE TABLE IF NOT EXISTS vector_outbox (
     rid INTEGER PRIMARY KEY,
     record_id TEXT NOT NULL,
@@ -887,11 +903,15 @@ class BaseSQLiteArchive:
         if self._meta("fts_scheme") == _FTS_SCHEME:
             return
         with self._db.write() as conn:
-            conn.execute("INSERT INTO records_fts (records_fts) VALUES ('delete-all')")
-            rows = conn.execute("SELECT rid, text FROM records").fetchall()
+            conn.execute("DROP TABLE IF EXISTS records_fts")  # an older scheme's columns
+            conn.execute(
+                "CREATE VIRTUAL TABLE records_fts USING fts5(text, owner, content='', "
+                f"tokenize='{_FTS_TOKENIZE}')"
+            )
+            rows = conn.execute("SELECT rid, text, user_id FROM records").fetchall()
             conn.executemany(
-                "INSERT INTO records_fts (rowid, text) VALUES (?, ?)",
-                ((rid, fts_document(text)) for rid, text in rows),
+                "INSERT INTO records_fts (rowid, text, owner) VALUES (?, ?, ?)",
+                ((rid, fts_document(text), owner_token(user)) for rid, text, user in rows),
             )
             self._set_meta(conn, "fts_scheme", _FTS_SCHEME)
         if rows:
@@ -1073,7 +1093,8 @@ class BaseSQLiteArchive:
         )
         rid = int(cur.lastrowid or 0)
         conn.execute(
-            "INSERT INTO records_fts (rowid, text) VALUES (?, ?)", (rid, fts_document(record.text))
+            "INSERT INTO records_fts (rowid, text, owner) VALUES (?, ?, ?)",
+            (rid, fts_document(record.text), owner_token(record.user_id)),
         )
         if self.index.needs_outbox:
             conn.execute(
@@ -1084,9 +1105,16 @@ class BaseSQLiteArchive:
 
     def _remove_rows(self, conn: sqlite3.Connection, rows: Sequence[Sequence[Any]]) -> None:
         """Delete ``(rid, id, text)`` rows with their FTS entries (inside ``conn``'s tx)."""
+        owners: dict[int, str] = {}
+        for chunk in _chunks([r[0] for r in rows]):
+            owners.update(
+                conn.execute(
+                    f"SELECT rid, user_id FROM records WHERE rid IN ({_marks(len(chunk))})", chunk
+                ).fetchall()
+            )
         conn.executemany(
-            "INSERT INTO records_fts (records_fts, rowid, text) VALUES ('delete', ?, ?)",
-            ((rid, fts_document(text)) for rid, _id, text in rows),
+            "INSERT INTO records_fts (records_fts, rowid, text, owner) VALUES ('delete', ?, ?, ?)",
+            ((rid, fts_document(text), owner_token(owners[rid])) for rid, _id, text in rows),
         )
         for chunk in _chunks([r[0] for r in rows]):
             conn.execute(f"DELETE FROM records WHERE rid IN ({_marks(len(chunk))})", chunk)
@@ -1428,9 +1456,10 @@ class BaseSQLiteArchive:
         match = fts_query(query)
         if match is None or n <= 0:
             return []
+        match = f'owner : "{owner_token(user_id)}" AND text : ({match})'
         where, params = flt.sql("r")
         rows = self._db.query(
-            f"SELECT {_R_COLS}, bm25(records_fts) AS rank FROM records_fts "
+            f"SELECT {_R_COLS}, bm25(records_fts, 1.0, 0.0) AS rank FROM records_fts "
             f"JOIN records r ON r.rid = records_fts.rowid "
             f"WHERE records_fts MATCH ? AND {where} ORDER BY rank LIMIT ?",
             [match, *params, int(n)],
