@@ -585,6 +585,9 @@ class FaissIndex:
             self._index.add_with_ids(vectors, ids)
             self._unsaved += len(entries)
 
+    #: Up to this many candidates are scored directly from their stored vectors.
+    direct_limit = 50_000
+
     def search(self, query: DenseQuery, k: int) -> list[tuple[int, float]]:
         """Exact top ``k`` among the query's candidate row ids (cosine, best first)."""
         if query.vector is None:
@@ -594,12 +597,22 @@ class FaissIndex:
         candidates = np.ascontiguousarray(query.candidates(), dtype=np.int64)
         if candidates.size == 0:
             return []
-        selector = self._faiss.IDSelectorBatch(candidates)
-        params = self._faiss.SearchParameters(sel=selector)
         xq = np.ascontiguousarray(query.vector.reshape(1, -1), dtype=np.float32)
         with self._lock:
             if self._index is None:
                 return []
+            if candidates.size <= self.direct_limit:
+                # a user's own records: score just those vectors, not the whole index
+                try:
+                    vectors = self._index.reconstruct_batch(candidates)
+                except RuntimeError:  # an id missing from the index: fall back to a scan
+                    vectors = None
+                if vectors is not None:
+                    scores = vectors @ xq[0]
+                    top = np.argsort(-scores)[: int(min(k, candidates.size))]
+                    return [(int(candidates[i]), float(scores[i])) for i in top]
+            selector = self._faiss.IDSelectorBatch(candidates)
+            params = self._faiss.SearchParameters(sel=selector)
             kk = int(min(k, candidates.size, self._index.ntotal))
             scores, ids = self._index.search(xq, kk, params=params)
         return [(int(i), float(s)) for s, i in zip(scores[0], ids[0], strict=True) if i >= 0]
