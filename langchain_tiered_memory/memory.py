@@ -505,8 +505,11 @@ class TieredMemory:
     def _known_entities(self, names: Sequence[str]) -> set[str]:
         assert self.store is not None
         known: set[str] = set()
+        buffered = {f"turn:{t.index}" for t in self._state.turns}
         for name in names[:8]:
-            if self.store.archive.keyword_search(name, user_id=self.user_id, n=1):
+            hits = self.store.archive.keyword_search(name, user_id=self.user_id, n=3)
+            # what the buffer still holds (e.g. this very message) is not "known from before"
+            if any(not set(r.sources) & buffered for r, _ in hits):
                 known.add(name)
         return known
 
