@@ -44,6 +44,7 @@ from langchain_tiered_memory.buffer import (
     append_messages,
     compress,
 )
+from langchain_tiered_memory.consolidation import Reflector
 from langchain_tiered_memory.context import ContextWindow, RecalledMemory, assemble_context
 from langchain_tiered_memory.core import CoreFact, CoreMemory, FactUpdate
 from langchain_tiered_memory.extraction import LLMExtractor
@@ -100,6 +101,9 @@ class TieredMemory:
             :class:`LLMGate`.
         gate_config: Signals of the heuristic gate.
         recall_k: Records recalled per turn.
+        reflector: Optional consolidation (Generative Agents' reflection):
+            cited observations are archived once written facts pass its
+            importance threshold. Off by default.
 
     Raises:
         ValueError: for a bad budget or a system prompt larger than its section.
@@ -127,6 +131,7 @@ class TieredMemory:
         gate: GateMode = "auto",
         gate_config: GateConfig | None = None,
         recall_k: int = 5,
+        reflector: Reflector | None = None,
     ) -> None:
         if budget is None:
             if context_window is None and model is None:
@@ -158,6 +163,7 @@ class TieredMemory:
         self.gate = gate
         self.gate_config = gate_config or GateConfig()
         self.recall_k = recall_k
+        self.reflector = reflector
         self.events: list[CompressionEvent] = []
         self.last_gate: GateDecision | None = None
         self._lock = threading.RLock()
@@ -372,6 +378,11 @@ class TieredMemory:
         ]
         if possible:
             self.store.archive.add(possible)
+        if self.reflector is not None:
+            written = [self._fact_record(u.fact) for u in result.promoted] + possible
+            observations = self.reflector.observe(written)
+            if observations:
+                self.store.archive.add(observations)
         if result.forgotten:
             self.store.archive.delete(
                 [fact_record_id(self.user_id, f.id) for f in result.forgotten],
