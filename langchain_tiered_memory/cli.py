@@ -404,12 +404,12 @@ def bench_retrieval(
         )
     result["data"] = str(data)
     print_table(f"retrieval bench (LoCoMo, embedder {name})", result)
-    table = Table(title="by category")
+    table = Table(title="by category (r = recall)")
     table.add_column("category")
     metrics = [m for m in result if m.startswith(("recall@", "ndcg@"))]
-    table.add_column("questions", justify="right")
+    table.add_column("n", justify="right")
     for metric in metrics:
-        table.add_column(metric, justify="right")
+        table.add_column(metric.replace("recall@", "r@").replace("tok", "t"), justify="right")
     for category, row in result["by_category"].items():
         table.add_row(category, str(row["questions"]), *(f"{row[m]:.3f}" for m in metrics))
     console.print(table)

@@ -432,6 +432,7 @@ class RecallArchive(Protocol):
     def dense_search(
         self,
         query: Any,
+        /,
         *,
         user_id: str,
         thread_id: str | None = None,
@@ -446,6 +447,7 @@ class RecallArchive(Protocol):
     def keyword_search(
         self,
         query: str,
+        /,
         *,
         user_id: str,
         thread_id: str | None = None,
@@ -466,7 +468,8 @@ class Recaller:
         archive: Anything with ``dense_search`` and ``keyword_search`` (and
             optionally ``touch``), e.g.
             :class:`~langchain_tiered_memory.archive.SQLiteArchive`.
-        embeddings: Embeds the query, once per recall.
+        embeddings: Embeds the query, once per recall (archives whose vector
+            index embeds by itself, like ``VectorStoreArchive``, get the text).
         weights: Signal weights.
         k: Records returned by default.
         dense_candidates: Dense hits pulled per query (a wide net, so most
@@ -552,8 +555,12 @@ class Recaller:
                     keyword = self.archive.keyword_search(
                         dense_query, n=self.keyword_candidates, **filters
                     )
-        vector = self.embeddings.embed_query(dense_query)
-        dense = self.archive.dense_search(vector, n=self.dense_candidates, **filters)
+        index = getattr(self.archive, "index", None)
+        if getattr(index, "needs_vectors", True):
+            query_input: Any = self.embeddings.embed_query(dense_query)
+        else:  # e.g. VectorStoreArchive: the vector store embeds the text itself
+            query_input = dense_query
+        dense = self.archive.dense_search(query_input, n=self.dense_candidates, **filters)
         when = now or utcnow()
         ranked = score_candidates(
             merge_candidates(dense, keyword),

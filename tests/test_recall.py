@@ -1,0 +1,490 @@
+from __future__ import annotations
+
+import asyncio
+import math
+import re
+from datetime import datetime, timedelta, timezone
+
+import pytest
+from langchain_core.embeddings import Embeddings
+
+from langchain_tiered_memory.archive import SQLiteArchive
+from langchain_tiered_memory.context import RecalledMemory
+from langchain_tiered_memory.recall import (
+    Candidate,
+    Recaller,
+    RecallWeights,
+    dedupe_key,
+    merge_candidates,
+    min_max,
+    named_speakers,
+    recency_score,
+    score_candidates,
+    strip_names,
+    to_recalled_memories,
+)
+from langchain_tiered_memory.records import MemoryRecord, ScoredRecord
+
+NOW = datetime(2026, 3, 1, 12, tzinfo=timezone.utc)
+ONLY_RELEVANCE = RecallWeights(
+    relevance=1.0, keyword=0.0, recency=0.0, importance=0.0, speaker=0.0, session=0.0
+)
+
+
+def rec(
+    text: str,
+    *,
+    hours: float = 1.0,
+    importance: float = 5.0,
+    id: str | None = None,
+    user: str = "u",
+    **metadata: object,
+) -> MemoryRecord:
+    return MemoryRecord.new(
+        user_id=user,
+        thread_id="t",
+        kind="turn",
+        text=text,
+        importance=importance,
+        created_at=NOW - timedelta(hours=hours),
+        metadata=dict(metadata),
+        id=id,
+    )
+
+
+# ---------------------------------------------------------------- pure scoring
+
+
+def test_min_max_scales_present_values_and_zeroes_missing() -> None:
+    assert min_max([1.0, 3.0, None, 2.0]) == [0.0, 1.0, 0.0, 0.5]
+    assert min_max([]) == []
+    assert min_max([None, None]) == [0.0, 0.0]
+
+
+def test_min_max_ignores_a_signal_that_does_not_vary() -> None:
+    assert min_max([5.0, 5.0, 5.0]) == [0.0, 0.0, 0.0]
+    assert min_max([0.9999990, 0.9999995]) == [0.0, 0.0]  # seconds of recency difference
+    assert min_max([0.9999990, 0.9999995], min_spread=0.0) == [0.0, 1.0]
+
+
+def test_recency_decays_0_995_per_hour_since_last_access() -> None:
+    r = rec("x", hours=48)
+    assert recency_score(r, NOW) == pytest.approx(0.995**48)
+    touched = r.touched(NOW - timedelta(hours=2))
+    assert recency_score(touched, NOW) == pytest.approx(0.995**2)
+    assert recency_score(r, NOW, decay=0.9) == pytest.approx(0.9**48)
+    future = rec("y", hours=-5)
+    assert recency_score(future, NOW) == 1.0
+    naive = MemoryRecord.new(
+        user_id="u", kind="fact", text="z", created_at=datetime(2026, 3, 1, 11)
+    )
+    assert recency_score(naive, NOW) == pytest.approx(0.995)
+
+
+def test_score_is_weighted_sum_of_scaled_signals() -> None:
+    a = rec("alpha", hours=100, importance=2)
+    b = rec("beta", hours=1, importance=9)
+    c = rec("gamma", hours=50, importance=5)
+    weights = RecallWeights(
+        relevance=1.0, keyword=0.5, recency=0.3, importance=0.2, speaker=0.0, session=0.0
+    )
+    ranked = score_candidates(
+        [Candidate(a, 0.9, 4.0), Candidate(b, 0.5, None), Candidate(c, 0.7, 2.0)],
+        now=NOW,
+        weights=weights,
+    )
+    by_text = {s.record.text: s for s in ranked}
+    rec_a, rec_b, rec_c = (0.995**h for h in (100, 1, 50))
+    for name, dense, kw, recency, imp in (
+        ("alpha", 1.0, 1.0, 0.0, 0.0),
+        ("beta", 0.0, 0.0, 1.0, 1.0),
+        ("gamma", 0.5, 0.0, (rec_c - rec_a) / (rec_b - rec_a), 3 / 7),
+    ):
+        parts = by_text[name].parts
+        assert parts["relevance"] == pytest.approx(dense)
+        assert parts["keyword"] == pytest.approx(kw)
+        assert parts["recency"] == pytest.approx(recency)
+        assert parts["importance"] == pytest.approx(imp)
+        expected = 1.0 * dense + 0.5 * kw + 0.3 * recency + 0.2 * imp
+        assert by_text[name].score == pytest.approx(expected)
+    assert [s.record.text for s in ranked] == sorted(by_text, key=lambda t: -by_text[t].score)
+
+
+def test_importance_breaks_a_relevance_tie() -> None:
+    low = rec("low importance", importance=2)
+    high = rec("high importance", importance=9)
+    weights = RecallWeights(importance=0.5, recency=0.0)
+    ranked = score_candidates([Candidate(low, 0.8), Candidate(high, 0.8)], now=NOW, weights=weights)
+    assert [s.record.text for s in ranked] == ["high importance", "low importance"]
+    assert ranked[0].parts["importance"] == 1.0
+
+
+def test_recency_weight_can_outrank_relevance() -> None:
+    old = rec("old and relevant", hours=24 * 90)
+    new = rec("new and vaguer", hours=1)
+    cands = [Candidate(old, 0.9), Candidate(new, 0.6)]
+    assert score_candidates(cands, now=NOW, weights=ONLY_RELEVANCE)[0].record is old
+    heavy = RecallWeights(relevance=1.0, recency=2.0, importance=0.0, session=0.0)
+    assert score_candidates(cands, now=NOW, weights=heavy)[0].record is new
+
+
+def test_keyword_weight_and_dense_weight() -> None:
+    a = rec("dense favourite")
+    b = rec("keyword favourite")
+    cands = [Candidate(a, 0.9, 1.0), Candidate(b, 0.5, 6.0)]
+    dense_heavy = RecallWeights(relevance=1.0, keyword=0.2, session=0.0)
+    keyword_heavy = RecallWeights(relevance=0.2, keyword=1.0, session=0.0)
+    assert score_candidates(cands, now=NOW, weights=dense_heavy)[0].record is a
+    assert score_candidates(cands, now=NOW, weights=keyword_heavy)[0].record is b
+
+
+def test_negative_weight_is_rejected() -> None:
+    with pytest.raises(ValueError, match="recency"):
+        RecallWeights(recency=-0.1)
+
+
+def test_relevance_floor_drops_weak_dense_only_candidates() -> None:
+    weak = rec("weak")
+    weak_keyword = rec("weak but keyword")
+    strong = rec("strong")
+    cands = [Candidate(weak, 0.1), Candidate(weak_keyword, 0.1, 2.0), Candidate(strong, 0.8)]
+    kept = score_candidates(cands, now=NOW, relevance_floor=0.3)
+    assert {s.record.text for s in kept} == {"strong", "weak but keyword"}
+    assert len(score_candidates(cands, now=NOW)) == 3
+    assert score_candidates([Candidate(weak, 0.1)], now=NOW, relevance_floor=0.3) == []
+
+
+def test_dedupe_keeps_the_best_of_same_and_near_duplicate_texts() -> None:
+    best = rec("I'm allergic to peanuts, so no satay please")
+    same = rec("i'm ALLERGIC to peanuts so no satay please!")
+    near = rec("I'm allergic to peanuts, so no satay please today")
+    other = rec("My dog is called Max")
+    cands = [
+        Candidate(best, 0.9),
+        Candidate(same, 0.8),
+        Candidate(near, 0.7),
+        Candidate(other, 0.5),
+    ]
+    ranked = score_candidates(cands, now=NOW, weights=ONLY_RELEVANCE)
+    assert [s.record for s in ranked] == [best, other]
+    assert len(score_candidates(cands, now=NOW, weights=ONLY_RELEVANCE, dedupe=False)) == 4
+    assert dedupe_key(" Hello,  WORLD! ") == "hello world"
+
+
+def test_short_texts_are_not_near_duplicates() -> None:
+    a, b = rec("Sounds good"), rec("Sounds great")
+    ranked = score_candidates([Candidate(a, 0.9), Candidate(b, 0.8)], now=NOW)
+    assert len(ranked) == 2
+
+
+def test_k_limits_after_dedupe() -> None:
+    cands = [Candidate(rec(f"memory number {i} about topic {i}"), 1 - i / 10) for i in range(8)]
+    cands.insert(1, Candidate(rec("memory number 0 about topic 0"), 0.95))
+    ranked = score_candidates(cands, now=NOW, weights=ONLY_RELEVANCE, k=3)
+    assert [s.record.text for s in ranked] == [
+        "memory number 0 about topic 0",
+        "memory number 1 about topic 1",
+        "memory number 2 about topic 2",
+    ]
+    assert score_candidates([], now=NOW) == []
+
+
+def test_speaker_named_in_query_lifts_their_records() -> None:
+    ana = rec("I went hiking on Sunday", speaker="Ana")
+    ben = rec("Ana, did you go hiking on Sunday?", speaker="Ben")
+    other = rec("The weather was fine", speaker="Ben")
+    cands = [Candidate(ana, 0.70), Candidate(ben, 0.75), Candidate(other, 0.1)]
+    weights = RecallWeights(speaker=0.5, session=0.0)
+    plain = score_candidates(cands, now=NOW, weights=weights, query="Who went hiking?")
+    assert plain[0].record is ben
+    named = score_candidates(cands, now=NOW, weights=weights, query="When did Ana go hiking?")
+    assert named[0].record is ana
+    assert named[0].parts["speaker"] == 1.0
+    both = score_candidates(cands, now=NOW, weights=weights, query="Did Ana and Ben go hiking?")
+    assert both[0].record is ben  # two speakers named: no speaker signal
+
+
+def test_session_signal_lifts_turns_of_a_matching_session() -> None:
+    s1 = [rec(f"s1 turn {i}", session=1) for i in range(3)]
+    s2 = [rec(f"s2 turn {i}", session=2) for i in range(3)]
+    cands = [
+        Candidate(s1[0], 0.80),
+        Candidate(s1[1], 0.79),
+        Candidate(s1[2], 0.78),
+        Candidate(s2[0], 0.85),  # best single turn, lonely session
+        Candidate(s2[1], 0.10),
+        Candidate(s2[2], 0.10),
+    ]
+    off = RecallWeights(session=0.0, recency=0.0, importance=0.0)
+    on = RecallWeights(session=1.0, recency=0.0, importance=0.0)
+    assert score_candidates(cands, now=NOW, weights=off)[0].record is s2[0]
+    ranked = score_candidates(cands, now=NOW, weights=on)
+    assert ranked[0].record is s1[0]
+    assert ranked[0].parts["session"] == 1.0
+
+
+def test_session_signal_is_off_without_sessions() -> None:
+    a, b = rec("a thing"), rec("another thing")
+    ranked = score_candidates([Candidate(a, 0.9), Candidate(b, 0.2)], now=NOW)
+    assert all(s.parts["session"] == 0.0 for s in ranked)
+
+
+@pytest.mark.parametrize("fusion", ["minmax", "rrf", "both"])
+def test_fusion_methods_rank_agreeing_signals_first(fusion: str) -> None:
+    a, b, c = rec("a"), rec("b"), rec("c")
+    cands = [Candidate(a, 0.9, 5.0), Candidate(b, 0.5, 1.0), Candidate(c, 0.7, None)]
+    ranked = score_candidates(cands, now=NOW, fusion=fusion)  # type: ignore[arg-type]
+    assert ranked[0].record is a
+
+
+def test_rrf_uses_ranks_not_magnitudes() -> None:
+    a, b, c = rec("a"), rec("b"), rec("c")
+    # a wins dense by a hair, b wins keyword by a mile: minmax prefers b, rrf ties them.
+    cands = [Candidate(a, 0.91, 1.0), Candidate(b, 0.90, 100.0), Candidate(c, 0.5, 0.5)]
+    weights = RecallWeights(session=0.0)
+    minmax = score_candidates(cands, now=NOW, weights=weights, fusion="minmax")
+    rrf = score_candidates(cands, now=NOW, weights=weights, fusion="rrf")
+    assert minmax[0].record is b
+    assert rrf[0].score == pytest.approx(rrf[1].score)
+
+
+def test_unknown_fusion_is_rejected() -> None:
+    with pytest.raises(ValueError, match="fusion"):
+        score_candidates([Candidate(rec("a"), 0.5)], now=NOW, fusion="sum")  # type: ignore[arg-type]
+
+
+def test_merge_candidates_joins_by_id() -> None:
+    a, b = rec("a", id="a"), rec("b", id="b")
+    merged = {c.record.id: c for c in merge_candidates([(a, 0.8)], [(a, 2.0), (b, 1.0)])}
+    assert (merged["a"].dense, merged["a"].keyword) == (0.8, 2.0)
+    assert (merged["b"].dense, merged["b"].keyword) == (None, 1.0)
+
+
+def test_named_speakers_and_strip_names() -> None:
+    assert named_speakers("what did caroline say?", ["Caroline", "Mel"]) == {"Caroline"}
+    assert named_speakers("What did Carol say?", ["Caroline"]) == set()
+    assert named_speakers("Where did Mary Ann go?", ["Mary Ann"]) == {"Mary Ann"}
+    assert strip_names("When did Caroline go to Caroline's class?", ["Caroline"]) == (
+        "When did go to class?"
+    )
+    assert strip_names("Caroline?", ["Caroline"]) == "Caroline?"  # nothing left: unchanged
+
+
+def test_to_recalled_memories_marks_inferred_and_low_confidence() -> None:
+    stated = rec("Ana is allergic to peanuts", stated=True, confidence=0.95)
+    inferred = rec("Ana may like sushi", stated=False)
+    hedged = rec("Ana might move", confidence=0.5)
+    flagged = rec("Ana possibly vegan", inferred=True)
+    many = MemoryRecord.new(
+        user_id="u", kind="summary", text="s", sources=("turn:1", "turn:2", "turn:3", "turn:4")
+    )
+    items = to_recalled_memories(
+        [
+            ScoredRecord(r, 1.0 - i / 10)
+            for i, r in enumerate([stated, inferred, hedged, flagged, many])
+        ]
+    )
+    assert all(isinstance(i, RecalledMemory) for i in items)
+    assert [i.possibly for i in items] == [False, True, True, True, False]
+    assert items[0].record_id == stated.id and items[0].score == 1.0
+    assert items[0].created_at == stated.created_at
+    assert items[4].source == "summary turn:1, turn:2, turn:3, ..."
+
+
+# ---------------------------------------------------------------- Recaller
+
+
+class AxisEmbeddings(Embeddings):
+    """One axis per keyword (plus a constant axis): predictable cosine similarities."""
+
+    def __init__(self, vocabulary: list[str]) -> None:
+        self.vocabulary = vocabulary
+        self.queries: list[str] = []
+
+    def _vector(self, text: str) -> list[float]:
+        words = re.findall(r"\w+", text.lower())
+        raw = [float(sum(w.startswith(v) for w in words)) for v in self.vocabulary] + [0.1]
+        norm = math.sqrt(sum(x * x for x in raw))
+        return [x / norm for x in raw]
+
+    def embed_documents(self, texts: list[str]) -> list[list[float]]:
+        return [self._vector(t) for t in texts]
+
+    def embed_query(self, text: str) -> list[float]:
+        self.queries.append(text)
+        return self._vector(text)
+
+
+VOCAB = ["peanut", "allerg", "dog", "run", "paint", "sunset", "berlin", "move"]
+
+
+@pytest.fixture
+def archive(tmp_path):
+    emb = AxisEmbeddings(VOCAB)
+    arch = SQLiteArchive(tmp_path / "memory.sqlite", embeddings=emb)
+    texts = [
+        ("Ana", 1, "I'm allergic to peanuts, so never satay."),
+        ("Ben", 1, "Got it, Ana, no peanuts."),
+        ("Ana", 1, "I run 5 km every Tuesday with my dog Max."),
+        ("Ben", 2, "Ana, I painted a sunset yesterday."),
+        ("Ana", 2, "I moved to Berlin last week."),
+        ("Ben", 2, "How is Berlin?"),
+    ]
+    arch.add(
+        [
+            MemoryRecord.new(
+                user_id="ana",
+                thread_id="t1",
+                kind="turn",
+                text=f"{speaker}: {text}",
+                id=f"r{i}",
+                created_at=NOW - timedelta(days=30 - i),
+                sources=(f"D{session}:{i}",),
+                metadata={"speaker": speaker, "session": session},
+            )
+            for i, (speaker, session, text) in enumerate(texts)
+        ]
+        + [
+            MemoryRecord.new(
+                user_id="bob", kind="fact", text="Bob is allergic to peanuts", id="bob1"
+            )
+        ]
+    )
+    yield arch, emb
+    arch.close()
+
+
+def test_recaller_finds_the_relevant_record(archive) -> None:
+    arch, emb = archive
+    recaller = Recaller(arch, emb, k=2)
+    hits = recaller.recall("Is Ana allergic to peanuts?", user_id="ana", now=NOW)
+    assert len(hits) == 2
+    assert hits[0].record.id == "r0"
+    assert all(h.record.user_id == "ana" for h in hits)
+
+
+def test_recaller_embeds_once_without_the_speaker_name(archive) -> None:
+    arch, emb = archive
+    Recaller(arch, emb).recall("Where did Ana move to?", user_id="ana", now=NOW)
+    assert emb.queries == ["Where did move to?"]
+    emb.queries.clear()
+    Recaller(arch, emb, strip_speaker_names=False).recall(
+        "Where did Ana move to?", user_id="ana", now=NOW
+    )
+    assert emb.queries == ["Where did Ana move to?"]
+
+
+def test_recaller_speaker_signal_prefers_the_named_speaker(archive) -> None:
+    arch, emb = archive
+    query = "What did Ana say about Berlin?"
+    plain = Recaller(arch, emb, k=1, weights=RecallWeights(speaker=0.0))
+    assert plain.recall(query, user_id="ana")[0].record.id == "r5"  # Ben: How is Berlin?
+    boosted = Recaller(arch, emb, k=1, weights=RecallWeights(speaker=2.0))
+    assert boosted.recall(query, user_id="ana")[0].record.id == "r4"  # Ana: I moved to Berlin
+
+
+def test_recaller_touches_returned_records(archive) -> None:
+    arch, emb = archive
+    at = NOW + timedelta(hours=1)
+    hits = Recaller(arch, emb, k=2).recall("dog run", user_id="ana", now=at)
+    stored = {r.id: r for r in arch.get([h.record.id for h in hits])}
+    assert all(r.last_accessed_at == at for r in stored.values())
+    untouched = arch.get(["r5"])[0]
+    assert untouched.last_accessed_at is None
+    hits2 = Recaller(arch, emb, k=1, touch=False).recall("sunset painting", user_id="ana")
+    assert arch.get([hits2[0].record.id])[0].last_accessed_at is None
+
+
+def test_recaller_filters_by_user_kind_and_time(archive) -> None:
+    arch, emb = archive
+    recaller = Recaller(arch, emb)
+    assert [h.record.id for h in recaller.recall("peanuts", user_id="bob")] == ["bob1"]
+    assert recaller.recall("peanuts", user_id="ana", kinds=["fact"]) == []
+    recent = recaller.recall("peanuts", user_id="ana", since=NOW - timedelta(days=26, hours=12))
+    assert {h.record.id for h in recent} <= {"r4", "r5"}
+    assert recaller.recall("   ", user_id="ana") == []
+
+
+def test_recaller_default_k_is_small(archive) -> None:
+    arch, emb = archive
+    recaller = Recaller(arch, emb)
+    assert recaller.k == 5
+    assert len(recaller.recall("Ana peanuts dog Berlin sunset", user_id="ana")) == 5
+    with pytest.raises(ValueError):
+        Recaller(arch, emb, k=0)
+
+
+def test_arecall_matches_recall(archive) -> None:
+    arch, emb = archive
+    recaller = Recaller(arch, emb, k=3, touch=False)
+    sync = recaller.recall("dog", user_id="ana", now=NOW)
+    async_ = asyncio.run(recaller.arecall("dog", user_id="ana", now=NOW))
+    assert [h.record.id for h in sync] == [h.record.id for h in async_]
+
+
+def test_recaller_works_with_a_minimal_archive() -> None:
+    a = rec("Ana: I love sunsets", id="a", speaker="Ana")
+    b = rec("Ben: Ana, nice sunset!", id="b", speaker="Ben")
+
+    class Minimal:
+        def __init__(self) -> None:
+            self.touched: list[str] = []
+
+        def dense_search(
+            self,
+            vector: object,
+            *,
+            user_id: str,
+            thread_id: str | None = None,
+            kinds: object = None,
+            since: datetime | None = None,
+            until: datetime | None = None,
+            n: int = 50,
+        ) -> list[tuple[MemoryRecord, float]]:
+            return [(b, 0.9), (a, 0.85)][:n]
+
+        def keyword_search(
+            self,
+            text: str,
+            *,
+            user_id: str,
+            thread_id: str | None = None,
+            kinds: object = None,
+            since: datetime | None = None,
+            until: datetime | None = None,
+            n: int = 50,
+        ) -> list[tuple[MemoryRecord, float]]:
+            return [(a, 2.0), (b, 1.0)][:n] if "sunset" in text.lower() else []
+
+        def touch(
+            self, ids: list[str], at: datetime | None = None, *, user_id: str | None = None
+        ) -> int:
+            self.touched.extend(ids)
+            return len(ids)
+
+    store = Minimal()
+    hits = Recaller(store, AxisEmbeddings(VOCAB), k=1).recall(
+        "What does Ana love? sunsets", user_id="u"
+    )
+    assert hits[0].record is a
+    assert store.touched == ["a"]
+
+
+def test_recaller_over_a_vectorstore_archive_passes_the_text(tmp_path) -> None:
+    from langchain_core.vectorstores import InMemoryVectorStore
+
+    from langchain_tiered_memory.vectorstore_archive import VectorStoreArchive
+
+    emb = AxisEmbeddings(VOCAB)
+    arch = VectorStoreArchive(InMemoryVectorStore(emb), tmp_path / "records.sqlite")
+    try:
+        arch.add(
+            [
+                MemoryRecord.new(user_id="ana", kind="fact", text="Ana runs with her dog", id="a"),
+                MemoryRecord.new(user_id="ana", kind="fact", text="Ana moved to Berlin", id="b"),
+            ]
+        )
+        hits = Recaller(arch, emb, k=1).recall("Where did she move?", user_id="ana")
+        assert [h.record.id for h in hits] == ["b"]
+    finally:
+        arch.close()
