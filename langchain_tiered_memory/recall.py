@@ -28,8 +28,16 @@ than amplifying noise. Near-duplicate texts keep only their best copy.
 the names of the speakers it asks about taken out, since a name in the
 question otherwise pulls in every turn that *addresses* that person), pulls
 dense and keyword candidates, scores them, marks the winners as accessed and
-returns them. The defaults are the recipe measured best on LoCoMo (see
-``docs`` / ``tiered-memory bench retrieval``).
+returns them.
+
+The defaults are the recipe measured best with ``tiered-memory bench
+retrieval`` on six LoCoMo conversations (883 questions, every turn archived as
+``"Speaker: text"``). recall@5 / recall@10 with multilingual-e5-small: dense
+alone 0.44 / 0.53, RRF of dense and BM25 0.53 / 0.61, min-max sum 0.57 / 0.65,
+plus the session signal 0.61 / 0.70, plus the speaker signal 0.62 / 0.71,
+plus names out of the dense query 0.67 / 0.77 (MiniLM ends at 0.66 / 0.76).
+Neighbour expansion, pseudo-relevance feedback, session diversity and dated
+record text did not help (or helped one embedder only) and were left out.
 
 Example:
     >>> from datetime import datetime, timezone
@@ -265,7 +273,7 @@ def score_candidates(
     *,
     now: datetime | None = None,
     weights: RecallWeights | None = None,
-    k: int | None = None,
+    k: int | None = DEFAULT_K,
     query: str | None = None,
     recency_decay: float = 0.995,
     relevance_floor: float | None = None,
@@ -281,7 +289,7 @@ def score_candidates(
         candidates: Records with raw dense and/or keyword scores.
         now: The time recency is measured from (default: now, UTC).
         weights: Signal weights (default :class:`RecallWeights`).
-        k: Return at most this many (``None``: all, ranked).
+        k: Return at most this many (default 5; ``None``: all, ranked).
         query: The query text; needed only for the speaker signal.
         recency_decay: Recency multiplier per hour since last access.
         relevance_floor: Drop candidates whose raw dense similarity is below

@@ -187,6 +187,8 @@ def test_k_limits_after_dedupe() -> None:
         "memory number 2 about topic 2",
     ]
     assert score_candidates([], now=NOW) == []
+    assert len(score_candidates(cands, now=NOW)) == 5  # small default k
+    assert len(score_candidates(cands, now=NOW, k=None)) == 8
 
 
 def test_speaker_named_in_query_lifts_their_records() -> None:
