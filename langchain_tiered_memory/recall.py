@@ -33,9 +33,10 @@ returns them.
 The defaults are the recipe measured best with ``tiered-memory bench
 retrieval`` on six LoCoMo conversations (883 questions, every turn archived as
 ``"Speaker: text"``). recall@5 / recall@10 with multilingual-e5-small: dense
-alone 0.44 / 0.53, RRF of dense and BM25 0.53 / 0.61, min-max sum 0.57 / 0.65,
-plus the session signal 0.61 / 0.70, plus the speaker signal 0.62 / 0.71,
-plus names out of the dense query 0.67 / 0.77 (MiniLM ends at 0.66 / 0.76).
+alone 0.44 / 0.53, BM25 alone 0.53 / 0.61, RRF of the two 0.54 / 0.63,
+min-max sum 0.58 / 0.66, plus the session signal 0.62 / 0.71, plus the
+speaker signal 0.63 / 0.72, plus names out of the query 0.67 / 0.76 (MiniLM
+ends at 0.66 / 0.76).
 Neighbour expansion, pseudo-relevance feedback, session diversity and dated
 record text did not help (or helped one embedder only) and were left out.
 
