@@ -18,4 +18,5 @@ def counter() -> OpenAITokenCounter:
 
 @pytest.fixture(scope="session")
 def locomo_fixture() -> Path:
-    return FIXTURES / "locomo_tiny.json"
+    # a small synthetic conversation in LoCoMo format, written for these tests
+    return FIXTURES / "synthetic_conversation.json"
