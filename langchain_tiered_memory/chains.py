@@ -31,7 +31,6 @@ Example:
 from __future__ import annotations
 
 import asyncio
-import concurrent.futures
 import inspect
 import logging
 import math
@@ -62,7 +61,11 @@ from langchain_tiered_memory.buffer import BufferState
 from langchain_tiered_memory.clipping import clip_text
 from langchain_tiered_memory.context import ContextWindow
 from langchain_tiered_memory.memory import TieredMemory
-from langchain_tiered_memory.summarize import DEFAULT_SUMMARY_PROMPT, SummarizationError
+from langchain_tiered_memory.summarize import (
+    DEFAULT_SUMMARY_PROMPT,
+    LLMSummarizer,
+    SummarizationError,
+)
 from langchain_tiered_memory.tokens import TokenCounter
 from langchain_tiered_memory.turns import Turn, group_turns, message_text
 
@@ -630,7 +633,7 @@ def tiered_history_factory(
 # --- the classic summariser --------------------------------------------------
 
 
-class ClassicSummarizer:
+class ClassicSummarizer(LLMSummarizer):
     """A :class:`~langchain_tiered_memory.summarize.Summarizer` from a classic ``llm``.
 
     Accepts any LangChain language model - a chat model or a completion
@@ -673,7 +676,8 @@ class ClassicSummarizer:
                 f"'new_lines', got {sorted(prompt.input_variables)}."
             )
         self.llm = llm
-        self.prompt = prompt
+        self.model = llm  # type: ignore[assignment]  # LLMSummarizer invokes it
+        self.classic_prompt = prompt
         self.counter = counter
         self.human_prefix = human_prefix
         self.ai_prefix = ai_prefix
@@ -681,13 +685,13 @@ class ClassicSummarizer:
         self.calls = 0
 
     def _input(self, summary: str, turns: Sequence[Turn], max_tokens: int) -> str | PromptValue:
-        if self.prompt is not None:
+        if self.classic_prompt is not None:
             new_lines = get_buffer_string(
                 [m for t in turns for m in t.messages],
                 human_prefix=self.human_prefix,
                 ai_prefix=self.ai_prefix,
             )
-            return self.prompt.format_prompt(summary=summary, new_lines=new_lines)
+            return self.classic_prompt.format_prompt(summary=summary, new_lines=new_lines)
         rendered = "\n\n".join(f"[t{t.index}]\n{t.transcript()}" for t in turns)
         return DEFAULT_SUMMARY_PROMPT.format(
             summary=summary or "(none yet)",
@@ -709,31 +713,12 @@ class ClassicSummarizer:
             text = clip_text(text, max_tokens, self.counter, note="; summary clipped")
         return text
 
-    def summarize(self, summary: str, turns: Sequence[Turn], *, max_tokens: int) -> str:
-        """Fold ``turns`` into ``summary`` with the LLM (``timeout`` enforced)."""
-        self.calls += 1
-        request = self._input(summary, turns, max_tokens)
-        pool = concurrent.futures.ThreadPoolExecutor(max_workers=1)
-        try:
-            reply = pool.submit(self.llm.invoke, request).result(timeout=self.timeout)
-        except concurrent.futures.TimeoutError as exc:
-            raise SummarizationError(f"The summariser timed out after {self.timeout}s.") from exc
-        except Exception as exc:
-            raise SummarizationError(f"The summariser failed: {exc!r}") from exc
-        finally:
-            pool.shutdown(wait=False)
-        return self._text(reply, max_tokens)
+    # LLMSummarizer runs the call (worker thread, timeout, errors); these two
+    # hooks adapt it to completion models and the classic prompt
+    def _messages(self, summary: str, turns: Sequence[Turn], max_tokens: int) -> Any:
+        return self._input(summary, turns, max_tokens)
 
-    async def asummarize(self, summary: str, turns: Sequence[Turn], *, max_tokens: int) -> str:
-        """Async twin of :meth:`summarize`."""
-        self.calls += 1
-        request = self._input(summary, turns, max_tokens)
-        try:
-            reply = await asyncio.wait_for(self.llm.ainvoke(request), self.timeout)
-        except asyncio.TimeoutError as exc:
-            raise SummarizationError(f"The summariser timed out after {self.timeout}s.") from exc
-        except Exception as exc:
-            raise SummarizationError(f"The summariser failed: {exc!r}") from exc
+    def _check(self, reply: object, max_tokens: int) -> str:
         return self._text(reply, max_tokens)
 
 

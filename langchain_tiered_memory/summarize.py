@@ -31,7 +31,7 @@ import asyncio
 import concurrent.futures
 import re
 from collections.abc import Sequence
-from typing import Protocol, runtime_checkable
+from typing import Any, Protocol, runtime_checkable
 
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AIMessage, HumanMessage, SystemMessage
@@ -249,9 +249,7 @@ class LLMSummarizer:
         self.counter = counter
         self.calls = 0
 
-    def _messages(
-        self, summary: str, turns: Sequence[Turn], max_tokens: int
-    ) -> list[SystemMessage]:
+    def _messages(self, summary: str, turns: Sequence[Turn], max_tokens: int) -> Any:
         rendered = "\n\n".join(f"[t{t.index}]\n{t.transcript()}" for t in turns)
         text = self.prompt.format(
             summary=summary or "(none yet)",
