@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 import logging
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated, Any, cast
 
 import typer
 from rich.console import Console
@@ -219,11 +219,24 @@ def bench_tokens(
     plot: Annotated[
         Path | None, typer.Option(help="Draw prompt tokens per turn to this PNG.")
     ] = None,
+    peers: Annotated[
+        bool,
+        typer.Option(
+            help="Also replay full history, trim_messages, LangMem's SummarizationNode and "
+            "ConversationSummaryBufferMemory (extra 'peers') with the same summariser."
+        ),
+    ] = False,
 ) -> None:
     """Replay conversations turn by turn; check every prompt against the budget."""
     from langchain_tiered_memory.bench.datasets import load_locomo
+    from langchain_tiered_memory.bench.peers import PEERS
     from langchain_tiered_memory.bench.tokens import plot_tokens, run_tokens_bench
 
+    peer_model = None
+    if peers and summarizer != "extractive":
+        from langchain.chat_models import init_chat_model
+
+        peer_model = init_chat_model(summarizer)
     conversations = load_locomo(data)[:limit]
     total = sum(len(c.dialog_turns()) for c in conversations)
     with _progress() as progress:
@@ -237,11 +250,15 @@ def bench_tokens(
             extract_every=extract_every,
             on_turn=lambda n: progress.advance(task, n),
             keep_series=plot is not None,
+            peers=PEERS if peers else (),
+            peer_model=peer_model,
         )
     result["data"] = str(data)
     result["summarizer"] = summarizer
     result["extractor"] = extractor
     print_table(f"tokens bench (window {context_window})", result)
+    if peers:
+        _print_peers(result["peers"])
     if plot is not None:
         plot_tokens(result, str(plot))
         console.print(f"plotted {plot}")
@@ -253,56 +270,149 @@ def bench_tokens(
         raise typer.Exit(code=1)
 
 
+def _print_peers(peers: dict[str, Any]) -> None:
+    table = Table(title=f"side by side (input budget {peers['input_budget_tokens']} tokens)")
+    for column in (
+        "strategy",
+        "max prompt",
+        "mean prompt",
+        "violations",
+        "last prompt",
+        "summariser calls/turn",
+    ):
+        table.add_column(column, justify="left" if column == "strategy" else "right")
+    for name, row in peers["strategies"].items():
+        table.add_row(
+            name,
+            str(row["max_prompt_tokens"]),
+            str(row["mean_prompt_tokens"]),
+            str(row["violations"]),
+            str(row["final_prompt_tokens_mean"]),
+            str(row["summarizer_calls_per_turn"]),
+        )
+    console.print(table)
+
+
 @bench_app.command("overhead")
 def bench_overhead(
     records: Annotated[
         str, typer.Option(help="Archive sizes, comma-separated.")
     ] = "1000,10000,100000,1000000",
     workdir: Annotated[
-        Path | None, typer.Option(help="Where to build the archives (default: a temp dir).")
+        Path | None,
+        typer.Option(help="Where to build the archives (default: a temp dir); reused if there."),
     ] = None,
-    records_per_user: Annotated[int, typer.Option(help="Records per synthetic user.")] = 1000,
+    records_per_user: Annotated[
+        int, typer.Option(help="Records per synthetic user (typical layout).")
+    ] = 1000,
+    layouts: Annotated[
+        str, typer.Option(help="Comma-separated: typical (many users), single_user (worst case).")
+    ] = "typical,single_user",
+    queries: Annotated[int, typer.Option(help="Timed recalls per archive.")] = 200,
     out: Annotated[Path | None, typer.Option(help="Write the JSON result here.")] = None,
 ) -> None:
-    """Add and recall latency (p50/p95) and bytes per record as the archive grows."""
+    """Recall and add latency (p50/p95) and bytes per record as the archive grows."""
     import tempfile
 
-    from langchain_tiered_memory.bench.overhead import run_overhead_bench
+    from langchain_tiered_memory.bench.overhead import Layout, run_overhead_bench
     from langchain_tiered_memory.embeddings import default_embeddings
 
     sizes = [int(x) for x in records.split(",") if x.strip()]
+    chosen = cast("list[Layout]", [x.strip() for x in layouts.split(",") if x.strip()])
     with tempfile.TemporaryDirectory() as scratch, console.status("building archives") as status:
         result = run_overhead_bench(
             sizes,
             workdir=workdir or scratch,
             records_per_user=records_per_user,
+            layouts=chosen,
+            queries=queries,
             query_embedder=default_embeddings(),
             on_progress=lambda m: status.update(m),
         )
-    table = Table(title="archive overhead")
-    for column in (
-        "records",
-        "add p50",
-        "add p95",
-        "recall p50",
-        "recall p95",
-        "scored p95",
-        "bytes/record",
+    for key, title in (
+        ("sizes", f"archive overhead, {records_per_user:,} records per user"),
+        ("single_user", "archive overhead, one user owns every record (worst case)"),
     ):
-        table.add_column(column, justify="right")
-    for size, row in result["sizes"].items():
-        table.add_row(
-            size,
-            f"{row['add_p50_ms']} ms",
-            f"{row['add_p95_ms']} ms",
-            f"{row['recall_p50_ms']} ms",
-            f"{row['recall_p95_ms']} ms",
-            f"{row['recall_scored_p95_ms']} ms",
-            str(row["bytes_per_record"]),
-        )
-    console.print(table)
-    console.print(f"query embedding p95: {result.get('query_embedding_p95_ms')} ms")
+        if not result[key]:
+            continue
+        table = Table(title=title)
+        for column in (
+            "records",
+            "recall p50 / p95",
+            "search p50 / p95",
+            "add p50 / p95 / max",
+            "bytes/record",
+        ):
+            table.add_column(column, justify="right")
+        for size, row in result[key].items():
+            table.add_row(
+                f"{int(size):,}",
+                f"{row['recall_p50_ms']} / {row['recall_p95_ms']} ms",
+                f"{row['search_p50_ms']} / {row['search_p95_ms']} ms",
+                f"{row['add_p50_ms']} / {row['add_p95_ms']} / {row['add_max_ms']} ms",
+                str(row["bytes_per_record"]),
+            )
+        console.print(table)
+    console.print(
+        "recall = full Recaller.recall without the query embedding; search = dense 40 + "
+        f"keyword 40 candidates. Query embedding (default embedder) p50 / p95: "
+        f"{result.get('query_embedding_p50_ms')} / {result.get('query_embedding_p95_ms')} ms"
+    )
     write_json(result, out)
+
+
+@bench_app.command("concurrency")
+def bench_concurrency(
+    users: Annotated[
+        str, typer.Option(help="Concurrency levels: users (one thread each), comma-separated.")
+    ] = "1,4,16",
+    turns: Annotated[int, typer.Option(help="Turns each user adds (each with a recall).")] = 40,
+    seed_records: Annotated[int, typer.Option(help="Archive records per user before timing.")] = (
+        200
+    ),
+    embedder: Annotated[
+        str,
+        typer.Option(
+            help="'fake' (hash vectors: measures the memory, not the model), 'minilm' or 'e5'."
+        ),
+    ] = "fake",
+    data_dir: Annotated[
+        Path | None, typer.Option(help="Where to build the data directories (default: temp).")
+    ] = None,
+    out: Annotated[Path | None, typer.Option(help="Write the JSON result here.")] = None,
+) -> None:
+    """Add and recall throughput and p50/p95 latency with many users writing at once."""
+    from langchain_tiered_memory.bench.concurrency import concurrency_table, run_concurrency_bench
+
+    try:
+        levels = [int(x) for x in users.split(",") if x.strip()]
+    except ValueError as exc:
+        raise typer.BadParameter(
+            f"not a list of integers: {users!r}", param_hint="--users"
+        ) from exc
+    if not levels or min(levels) < 1:
+        raise typer.BadParameter("give positive integers, e.g. 1,4,16", param_hint="--users")
+    if embedder not in ("fake", "minilm", "e5"):
+        raise typer.BadParameter("use 'fake', 'minilm' or 'e5'", param_hint="--embedder")
+    embeddings = None
+    if embedder != "fake":
+        from langchain_tiered_memory.embeddings import default_embeddings
+
+        embeddings = default_embeddings(embedder)
+    with console.status("running") as status:
+        result = run_concurrency_bench(
+            levels,
+            turns_per_user=turns,
+            seed_records=seed_records,
+            data_dir=data_dir,
+            embeddings=embeddings,
+            embedder_name=embedder,
+            on_progress=lambda m: status.update(m),
+        )
+    console.print(concurrency_table(result))
+    write_json(result, out)
+    if any(r["foreign_hits"] or r["lost_turns"] for r in result["levels"].values()):
+        raise typer.Exit(code=1)
 
 
 @bench_app.command("gate")
@@ -350,42 +460,82 @@ def bench_gate(
 
 @bench_app.command("retrieval")
 def bench_retrieval(
-    dataset: Annotated[str, typer.Option(help="Dataset format (only 'locomo').")] = "locomo",
-    data: Annotated[Path, typer.Option(help="LoCoMo-format JSON file.")] = default_data_path(
-        "locomo/locomo_dev.json"
-    ),
-    k: Annotated[str, typer.Option(help="Comma-separated turn budgets for recall@k.")] = (
-        "1,3,5,10"
-    ),
+    dataset: Annotated[str, typer.Option(help="'locomo' or 'longmemeval'.")] = "locomo",
+    data: Annotated[
+        Path | None,
+        typer.Option(
+            help="The dataset file (default: ../shared/data/locomo/locomo_dev.json or "
+            "../shared/data/longmemeval/longmemeval_s_dev.json.gz)."
+        ),
+    ] = None,
+    k: Annotated[str, typer.Option(help="Comma-separated cut-offs for recall@k.")] = ("1,3,5,10"),
     embedder: Annotated[
         str | None,
         typer.Option(help="Offline embedder: 'minilm' or 'e5' (default: the library default)."),
     ] = None,
+    max_length: Annotated[
+        int | None,
+        typer.Option(help="Embedder tokens per text (longer texts are cut; default: its own)."),
+    ] = None,
     embed_cache: Annotated[
         Path | None, typer.Option(help="SQLite cache of vectors (reruns skip embedding).")
     ] = None,
-    limit: Annotated[int | None, typer.Option(help="Only the first N conversations.")] = None,
+    systems: Annotated[
+        str | None,
+        typer.Option(
+            help="LongMemEval: comma-separated systems to run "
+            "(default: tiered-memory,faiss,inmemorystore,bm25)."
+        ),
+    ] = None,
+    limit: Annotated[
+        int | None, typer.Option(help="Only the first N conversations (LongMemEval: questions).")
+    ] = None,
     per_question: Annotated[
         bool, typer.Option(help="Include every question's gold and retrieved ids in the JSON.")
     ] = False,
     out: Annotated[Path | None, typer.Option(help="Write the JSON result here.")] = None,
 ) -> None:
-    """Archive every turn, recall for every question; report recall@k, NDCG, token budgets."""
-    from langchain_tiered_memory.bench.datasets import load_locomo
-    from langchain_tiered_memory.bench.retrieval import CATEGORIES, run_retrieval_bench
+    """Archive every turn, recall for every question; report recall@k, NDCG, token budgets.
+
+    With ``--dataset longmemeval`` memory is reset per question, sessions and
+    turns are ranked, and the peers (FAISS retriever, LangGraph InMemoryStore,
+    BM25) run beside ours on the same records and embedder.
+    """
     from langchain_tiered_memory.embeddings import DEFAULT_EMBEDDER, default_embeddings
 
-    if dataset.lower() != "locomo":
-        raise typer.BadParameter("only 'locomo' is supported", param_hint="--dataset")
+    name = (dataset or "").strip().lower()
+    if name not in ("locomo", "longmemeval"):
+        raise typer.BadParameter("use 'locomo' or 'longmemeval'", param_hint="--dataset")
     try:
         ks = tuple(sorted({int(x) for x in k.split(",") if x.strip()}))
     except ValueError as exc:
         raise typer.BadParameter(f"not a list of integers: {k!r}", param_hint="--k") from exc
     if not ks or min(ks) < 1:
         raise typer.BadParameter("give positive integers, e.g. 1,3,5,10", param_hint="--k")
+    model = embedder or DEFAULT_EMBEDDER
+    options: dict[str, Any] = {} if max_length is None else {"max_length": max_length}
+    embeddings = default_embeddings(model, cache_path=embed_cache, **options)
+    label = model if max_length is None else f"{model} (max {max_length} tokens)"
+    if name == "longmemeval":
+        _bench_longmemeval(data, ks, embeddings, label, systems, limit, per_question, out)
+    else:
+        _bench_locomo(data, ks, embeddings, label, limit, per_question, out)
+
+
+def _bench_locomo(
+    data: Path | None,
+    ks: tuple[int, ...],
+    embeddings: Any,
+    label: str,
+    limit: int | None,
+    per_question: bool,
+    out: Path | None,
+) -> None:
+    from langchain_tiered_memory.bench.datasets import load_locomo
+    from langchain_tiered_memory.bench.retrieval import CATEGORIES, run_retrieval_bench
+
+    data = data or default_data_path("locomo/locomo_dev.json")
     conversations = load_locomo(data)[:limit]
-    name = embedder or DEFAULT_EMBEDDER
-    embeddings = default_embeddings(name, cache_path=embed_cache)
     turns = sum(len(c.dialog_turns()) for c in conversations)
     questions = sum(
         1 for c in conversations for q in c.questions if q.category in CATEGORIES and q.evidence
@@ -396,25 +546,168 @@ def bench_retrieval(
         result = run_retrieval_bench(
             conversations,
             embeddings=embeddings,
-            embedder_name=name,
+            embedder_name=label,
             ks=ks,
             on_turns=lambda n: progress.advance(archiving, n),
             on_question=lambda n: progress.advance(asking, n),
             per_question=per_question,
         )
     result["data"] = str(data)
-    print_table(f"retrieval bench (LoCoMo, embedder {name})", result)
-    table = Table(title="by category (r = recall)")
-    table.add_column("category")
-    metrics = [m for m in result if m.startswith(("recall@", "ndcg@"))]
-    table.add_column("n", justify="right")
-    for metric in metrics:
-        table.add_column(metric.replace("recall@", "r@").replace("tok", "t"), justify="right")
-    for category, row in result["by_category"].items():
-        table.add_row(category, str(row["questions"]), *(f"{row[m]:.3f}" for m in metrics))
-    console.print(table)
+    print_table(f"retrieval bench (LoCoMo, embedder {label})", result)
+    _print_breakdown("by category (r = recall)", "category", result["by_category"])
     write_json(result, out)
+
+
+def _bench_longmemeval(
+    data: Path | None,
+    ks: tuple[int, ...],
+    embeddings: Any,
+    label: str,
+    systems: str | None,
+    limit: int | None,
+    per_question: bool,
+    out: Path | None,
+) -> None:
+    from langchain_tiered_memory.bench.datasets import load_longmemeval
+    from langchain_tiered_memory.bench.longmemeval import SYSTEMS, run_longmemeval_bench
+
+    data = data or default_data_path("longmemeval/longmemeval_s_dev.json.gz")
+    questions = load_longmemeval(data)[:limit]
+    chosen = tuple(s.strip() for s in (systems or ",".join(SYSTEMS)).split(",") if s.strip())
+    chosen = tuple(sorted(chosen, key=lambda s: s != SYSTEMS[0]))  # ours first
+    unknown = [s for s in chosen if s not in SYSTEMS]
+    if unknown or not chosen:
+        raise typer.BadParameter(f"choose from {', '.join(SYSTEMS)}", param_hint="--systems")
+    with _progress() as progress:
+        asking = progress.add_task("questions (embedding each haystack)", total=len(questions))
+        result = run_longmemeval_bench(
+            questions,
+            embeddings=embeddings,
+            embedder_name=label,
+            systems=chosen,
+            ks=ks,
+            on_question=lambda n: progress.advance(asking, n),
+            per_question=per_question,
+        )
+    result["data"] = str(data)
+    table = Table(title=f"retrieval bench (LongMemEval, {len(questions)} questions, {label})")
+    table.add_column("metric")
+    for system in result["systems"]:
+        table.add_column(system, justify="right")
+    for metric in ("recall", "recall_all", "turn_recall_any", "ndcg"):
+        for cut in ks:
+            key = f"{metric}@{cut}"
+            table.add_row(key, *(f"{row[key]:.3f}" for row in result["systems"].values()))
+    console.print(table)
+    wanted = [f"{m}@{c}" for c in ks if c >= 3 for m in ("recall", "recall_all", "turn_recall_any")]
+    _print_breakdown(f"by question type ({chosen[0]})", "type", result["by_type"], wanted)
+    write_json(result, out)
+
+
+def _print_breakdown(
+    title: str, label: str, rows: dict[str, dict[str, Any]], metrics: list[str] | None = None
+) -> None:
+    """One row per group (category, question type): its size and ``metrics``.
+
+    ``metrics`` defaults to every ``recall@``/``ndcg@`` value of the first row.
+    """
+    table = Table(title=title)
+    table.add_column(label)
+    table.add_column("n", justify="right")
+    first = next(iter(rows.values()), {})
+    if metrics is None:
+        metrics = [m for m in first if m.startswith(("recall@", "ndcg@"))]
+    for metric in metrics:
+        table.add_column(
+            metric.replace("turn_recall_any", "turn").replace("recall", "r").replace("tok", "t"),
+            justify="right",
+        )
+    for group, row in rows.items():
+        table.add_row(group, str(row["questions"]), *(f"{row[m]:.3f}" for m in metrics))
+    console.print(table)
 
 
 if __name__ == "__main__":  # pragma: no cover
     app()
+
+
+@bench_app.command("qa")
+def bench_qa(
+    model: Annotated[
+        str, typer.Option(help="Answer model: an init_chat_model string, or 'local' (SmolLM2).")
+    ],
+    judge: Annotated[str, typer.Option(help="Judge model: an init_chat_model string, or 'local'.")],
+    dataset: Annotated[str, typer.Option(help="Dataset format (only 'locomo').")] = "locomo",
+    data: Annotated[Path, typer.Option(help="LoCoMo-format JSON file.")] = default_data_path(
+        "locomo/locomo_dev.json"
+    ),
+    context_window: Annotated[int, typer.Option(help="The memory's window in tokens.")] = 4096,
+    token_model: Annotated[
+        str, typer.Option(help="Model whose tokenizer counts the budget.")
+    ] = "gpt-4o-mini",
+    limit: Annotated[
+        int | None, typer.Option(help="Ask only the first N questions (in file order).")
+    ] = None,
+    conversations_limit: Annotated[
+        int | None, typer.Option("--conversations", help="Only the first N conversations.")
+    ] = None,
+    embedder: Annotated[
+        str | None,
+        typer.Option(help="Offline embedder: 'minilm' or 'e5' (default: the library default)."),
+    ] = None,
+    embed_cache: Annotated[
+        Path | None, typer.Option(help="SQLite cache of vectors (reruns skip embedding).")
+    ] = None,
+    summarizer: Annotated[
+        str, typer.Option(help="'extractive' (no LLM) or an init_chat_model string.")
+    ] = "extractive",
+    extractor: Annotated[
+        str, typer.Option(help="'rules' (no LLM) or an init_chat_model string.")
+    ] = "rules",
+    date_every_message: Annotated[
+        bool, typer.Option(help="Prefix every message (not only a session's first) with its date.")
+    ] = False,
+    out: Annotated[Path | None, typer.Option(help="Write the JSON result here.")] = None,
+) -> None:
+    """Feed each conversation through the memory; answer its questions; LLM-judge the answers."""
+    from langchain_tiered_memory.bench.datasets import load_locomo
+    from langchain_tiered_memory.bench.qa import plan_questions, run_qa_bench
+    from langchain_tiered_memory.embeddings import DEFAULT_EMBEDDER, default_embeddings
+
+    if dataset.lower() != "locomo":
+        raise typer.BadParameter("only 'locomo' is supported", param_hint="--dataset")
+    conversations = load_locomo(data)[:conversations_limit]
+    plan = plan_questions(conversations, limit=limit)
+    embeddings = default_embeddings(embedder or DEFAULT_EMBEDDER, cache_path=embed_cache)
+    with _progress() as progress:
+        feeding = progress.add_task(
+            "feeding turns", total=sum(len(c.dialog_turns()) for c, _ in plan)
+        )
+        asking = progress.add_task("answering + judging", total=sum(len(q) for _, q in plan))
+        result = run_qa_bench(
+            conversations,
+            model=model,
+            judge=judge,
+            context_window=context_window,
+            token_model=token_model,
+            embeddings=embeddings,
+            summarizer_factory=_summarizer_factory(summarizer),
+            extractor_factory=_extractor_factory(extractor),
+            limit=limit,
+            date_every_message=date_every_message,
+            on_turn=lambda n: progress.advance(feeding, n),
+            on_question=lambda n: progress.advance(asking, n),
+        )
+    result["data"] = str(data)
+    result["summarizer"] = summarizer
+    result["extractor"] = extractor
+    print_table(f"QA bench (LoCoMo, window {context_window})", result)
+    table = Table(title="accuracy by category")
+    for column in ("category", "questions", "correct", "accuracy"):
+        table.add_column(column, justify="left" if column == "category" else "right")
+    for category, row in result["by_category"].items():
+        table.add_row(
+            category, str(row["questions"]), str(row["correct"]), f"{row['accuracy']:.3f}"
+        )
+    console.print(table)
+    write_json(result, out)

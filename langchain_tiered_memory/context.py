@@ -285,11 +285,16 @@ def assemble_context(
         cost = _marginal(summary_msgs, counter)
         if cost > room:
             head = _marginal([summary_message("", summarized_through)], counter)
-            text = clip_text(summary, max(0, room - head), counter, note="; summary clipped")
-            summary_msgs = (
-                [summary_message(text, summarized_through)] if text and room > head else []
-            )
-            cost = _marginal(summary_msgs, counter)
+            share = max(0, room - head)
+            while True:  # quoting (escaping) can make the clipped text cost a little more
+                text = clip_text(summary, share, counter, note="; summary clipped")
+                summary_msgs = (
+                    [summary_message(text, summarized_through)] if text and room > head else []
+                )
+                cost = _marginal(summary_msgs, counter)
+                if cost <= room or share == 0:
+                    break
+                share = max(0, share - (cost - room))
         room -= cost
     older = list(turns[:-1])
     while older and older[-1].tokens <= room:

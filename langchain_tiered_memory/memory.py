@@ -31,7 +31,13 @@ from dataclasses import replace
 from typing import TYPE_CHECKING, Any, Literal
 
 from langchain_core.language_models import BaseChatModel
-from langchain_core.messages import BaseMessage, HumanMessage, SystemMessage
+from langchain_core.messages import (
+    AIMessage,
+    BaseMessage,
+    HumanMessage,
+    SystemMessage,
+    ToolMessage,
+)
 
 from langchain_tiered_memory.archive import InMemoryTurnArchive
 from langchain_tiered_memory.budget import TokenBudget
@@ -52,7 +58,7 @@ from langchain_tiered_memory.gate import GateConfig, GateDecision, LLMGate, deci
 from langchain_tiered_memory.records import MemoryRecord
 from langchain_tiered_memory.summarize import ExtractiveSummarizer, LLMSummarizer, Summarizer
 from langchain_tiered_memory.tokens import TokenCounterLike, resolve_token_counter
-from langchain_tiered_memory.turns import message_text
+from langchain_tiered_memory.turns import clean_message, clean_text, message_text
 from langchain_tiered_memory.writer import Extractor, MemoryWriter, WriteResult
 
 if TYPE_CHECKING:
@@ -67,6 +73,44 @@ GateMode = Literal["auto", "always", "never"] | LLMGate
 
 
 _SEEN_IDS = 5000
+
+#: Content of the tool result written for a tool call still unanswered when the
+#: next user message arrives (see :meth:`TieredMemory.add_messages`).
+ABANDONED_TOOL_RESULT = "No result: the tool call was abandoned when the next user message arrived."
+
+
+def _answer_dangling_calls(
+    open_turn: Sequence[BaseMessage], messages: Sequence[BaseMessage]
+) -> list[BaseMessage]:
+    """``messages`` with an error result inserted for every tool call still waiting
+    when a user message arrives.
+
+    A turn stays open while a tool call waits for its result; a call whose result
+    never comes would otherwise keep it open for the rest of the thread: one turn
+    that can never be paged out, and a prompt providers reject.
+    """
+    pending: dict[str, str] = {}
+    out: list[BaseMessage] = []
+    for i, message in enumerate([*open_turn, *messages]):
+        if isinstance(message, HumanMessage) and pending:
+            logger.warning(
+                "tool call(s) %s got no result before the next user message; closing them",
+                sorted(pending),
+            )
+            out.extend(
+                ToolMessage(ABANDONED_TOOL_RESULT, tool_call_id=call_id, name=name, status="error")
+                for call_id, name in pending.items()
+            )
+            pending = {}
+        elif isinstance(message, AIMessage):
+            for call in message.tool_calls:
+                if call.get("id") is not None:
+                    pending[str(call["id"])] = call["name"]
+        elif isinstance(message, ToolMessage):
+            pending.pop(message.tool_call_id, None)
+        if i >= len(open_turn):
+            out.append(message)
+    return out
 
 
 def fact_record_id(user_id: str, fact_id: str) -> str:
@@ -201,6 +245,7 @@ class TieredMemory:
     def system_prompt(self, value: str) -> None:
         if not isinstance(value, str):
             raise TypeError("system_prompt must be a string")
+        value = clean_text(value)
         assemble_context(  # raises ValueError naming the fix if it cannot fit
             budget=self.budget,
             counter=self.counter,
@@ -224,7 +269,7 @@ class TieredMemory:
         """Every buffered message, oldest first (the summary not included)."""
         return [m for turn in self._state.turns for m in turn.messages]
 
-    def _save(self) -> None:
+    def _save(self, state: BufferState | None = None) -> None:
         if self.store is None:
             return
         extra = {
@@ -232,7 +277,9 @@ class TieredMemory:
             "system_prompt": self._system_prompt,
             "seen_ids": self._seen_ids[-_SEEN_IDS:],
         }
-        self.store.state.save_thread(self.user_id, self.thread_id, self._state, extra)
+        self.store.state.save_thread(
+            self.user_id, self.thread_id, self._state if state is None else state, extra
+        )
 
     def _audit(self, kind: Any, **payload: Any) -> None:
         if self.store is not None:
@@ -249,6 +296,7 @@ class TieredMemory:
                 raise TypeError(
                     f"add_messages takes LangChain messages, got {type(message).__name__}"
                 )
+            message = clean_message(message)  # content shape checked, lone surrogates replaced
             if isinstance(message, SystemMessage):
                 self.system_prompt = message_text(message)
             else:
@@ -418,11 +466,24 @@ class TieredMemory:
         Raises:
             ValueError: for a tool result without its call, or a system prompt
                 too large for its section. Nothing is stored in that case.
+            TypeError: for something that is not a LangChain message, content
+                that is not a string or a list of content blocks, or a message
+                that cannot be saved as JSON. Nothing is stored in that case.
+
+        Note:
+            Lone UTF-16 surrogates (which UTF-8 cannot encode) are replaced by
+            U+FFFD in the text that is stored. A tool call still without its
+            result when the next user message arrives gets an error result
+            (:data:`ABANDONED_TOOL_RESULT`), so its turn can close.
         """
         with self._lock:
             rest = self._split_system(messages)
-            self._state = append_messages(self._state, rest, self.counter)
-            self._save()
+            if rest:
+                open_turn = self._state.turns[-1].messages if self._state.turns else ()
+                rest = _answer_dangling_calls(open_turn, rest)
+            state = append_messages(self._state, rest, self.counter)
+            self._save(state)  # saved before it counts: a save error leaves nothing behind
+            self._state = state
             if rest:
                 self._apply_writes(self.writer.observe(self._state.turns[-3:]))
             events = self._record(
@@ -503,6 +564,7 @@ class TieredMemory:
 
     def decide(self, query: str) -> GateDecision:
         """Run the recall gate on ``query`` (no search)."""
+        query = clean_text(query)
         if self.gate == "always":
             return GateDecision(True, "recall is always on", "always")
         if self.gate == "never" or self.store is None:
@@ -530,6 +592,9 @@ class TieredMemory:
         Records whose turns are still in the buffer are skipped (they are in
         the prompt verbatim already).
         """
+        if not isinstance(query, str):
+            raise TypeError(f"query must be a string, got {type(query).__name__}")
+        query = clean_text(query)
         if self.store is None or not query.strip():
             return []
         from langchain_tiered_memory.recall import Recaller, to_recalled_memories
@@ -575,7 +640,9 @@ class TieredMemory:
         """
         with self._lock:
             state = self._state
-            query = self.latest_user_message() if query is None else query
+            if query is not None and not isinstance(query, str):
+                raise TypeError(f"query must be a string or None, got {type(query).__name__}")
+            query = self.latest_user_message() if query is None else clean_text(query)
             gate: GateDecision | None = None
             if recalled is None:
                 if recall is None:

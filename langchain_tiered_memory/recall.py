@@ -11,7 +11,9 @@ summed with :class:`RecallWeights`:
   (or written), 0.995 per hour as in Generative Agents;
 * ``importance``: the record's 1-10 importance;
 * ``speaker``: 1 for records spoken by a person the query names (records
-  carry their speaker in ``metadata["speaker"]``);
+  carry their speaker in ``metadata["speaker"]``) or, when records are spoken
+  by chat roles, by the role the query is about (:func:`addressed_roles`:
+  first person for the user, *"you recommended"* for the assistant);
 * ``session``: how well the record's session matches, i.e. the sum of the
   three best relevance scores among candidates of the same
   ``metadata["session"]`` (a session that matches well lifts its turns); a
@@ -77,6 +79,7 @@ __all__ = [
     "RecallArchive",
     "RecallWeights",
     "Recaller",
+    "addressed_roles",
     "dedupe_key",
     "merge_candidates",
     "min_max",
@@ -242,6 +245,51 @@ def named_speakers(query: str, speakers: Iterable[str]) -> set[str]:
     return found
 
 
+_USER_ROLES = frozenset({"user", "human"})
+_ASSISTANT_ROLES = frozenset({"assistant", "ai"})
+_FIRST_PERSON = re.compile(r"\b(?:i|i'm|i've|i'd|i'll|me|my|mine|myself)\b", re.IGNORECASE)
+# "you" as the speaker of something said before (not "can you help me ...").
+_ASSISTANT_SAID = re.compile(
+    r"\byou\s+(?:said|told|mentioned|suggested|recommended|gave|provided|listed|shared|"
+    r"explained|wrote|described|proposed|came up with)\b"
+    r"|\bdid\s+you\s+(?:say|tell|mention|suggest|recommend|give|provide|list|share|explain|"
+    r"write|describe|propose)\b"
+    r"|\byour\s+(?:suggestions?|recommendations?|advice|answer|list|explanation)\b",
+    re.IGNORECASE,
+)
+
+
+def addressed_roles(query: str, speakers: Iterable[str]) -> set[str]:
+    """The chat roles a query is about, when records are spoken by roles, not names.
+
+    Records of a plain chat carry ``speaker`` ``"user"``/``"human"`` or
+    ``"assistant"``/``"ai"``. A question in the first person (*"what did I
+    say about..."*) is about the user's turns; one that cites the assistant
+    (*"the hotel you recommended"*) is about the assistant's. Asking the
+    assistant for something (*"can you help me"*) names no past speaker.
+
+    Example:
+        >>> sorted(addressed_roles("Which breed is my puppy?", ["user", "assistant"]))
+        ['user']
+        >>> sorted(addressed_roles("Which hotel did you recommend?", ["user", "assistant"]))
+        ['assistant']
+        >>> sorted(addressed_roles("Can you recommend a hotel?", ["user", "assistant"]))
+        []
+        >>> sorted(addressed_roles("Remind me what you suggested", ["user", "assistant"]))
+        ['assistant', 'user']
+        >>> addressed_roles("Which breed is my puppy?", ["Ana", "Ben"])
+        set()
+    """
+    found = set()
+    for speaker in speakers:
+        role = speaker.casefold()
+        about_user = role in _USER_ROLES and _FIRST_PERSON.search(query)
+        about_assistant = role in _ASSISTANT_ROLES and _ASSISTANT_SAID.search(query)
+        if about_user or about_assistant:
+            found.add(speaker)
+    return found
+
+
 def strip_names(query: str, names: Iterable[str]) -> str:
     """``query`` without these names (and their possessive ``'s``).
 
@@ -356,13 +404,22 @@ def score_candidates(
         raise ValueError(f"fusion must be 'minmax', 'rrf' or 'both', got {fusion!r}")
 
     speaker = [0.0] * len(candidates)
+    by_role = False
     if query and weights.speaker:
         speakers = {s for c in candidates if (s := _speaker(c.record))}
         named = named_speakers(query, speakers)
+        if not named:
+            named = addressed_roles(query, speakers)
+            by_role = True
         if len(named) == 1:
             speaker = [1.0 if _speaker(c.record) in named else 0.0 for c in candidates]
 
-    base = [r + weights.speaker * s for r, s in zip(relevance, speaker, strict=True)]
+    # What a session's turns add up to: relevance, plus the speaker when a person
+    # is named. A role is in every session, so it would only favour long ones.
+    base = [
+        r + (0.0 if by_role else weights.speaker * s)
+        for r, s in zip(relevance, speaker, strict=True)
+    ]
     session = [0.0] * len(candidates)
     if weights.session and any("session" in c.record.metadata for c in candidates):
         groups: dict[Any, list[float]] = {}
@@ -391,7 +448,8 @@ def score_candidates(
             "importance": importance[i],
         }
         score = (
-            base[i]
+            relevance[i]
+            + weights.speaker * speaker[i]
             + weights.session * session[i]
             + weights.recency * recency[i]
             + weights.importance * importance[i]
@@ -488,7 +546,9 @@ class Recaller:
         strip_speaker_names: Take the names of the speakers the query asks
             about out of the text that is embedded (and keyword-searched).
         recency_decay, relevance_floor, dedupe: see :func:`score_candidates`.
-        touch: Mark returned records as accessed (drives recency).
+        touch: Mark returned records as accessed (drives recency), with the
+            archive's ``note_access`` (batched, off the recall's path) if it
+            has one, else its ``touch``.
 
     Example:
         >>> from langchain_core.embeddings import DeterministicFakeEmbedding
@@ -590,9 +650,13 @@ class Recaller:
             len(keyword),
             len(ranked),
         )
-        touch = getattr(self.archive, "touch", None)
-        if self.touch and ranked and touch is not None:
-            touch([r.record.id for r in ranked], when, user_id=user_id)
+        if self.touch and ranked:
+            ids = [r.record.id for r in ranked]
+            note = getattr(self.archive, "note_access", None)
+            if note is not None:  # written in the background: recall does not wait for it
+                note(ids, when, user_id=user_id)
+            elif (touch := getattr(self.archive, "touch", None)) is not None:
+                touch(ids, when, user_id=user_id)
         return ranked
 
     async def arecall(

@@ -128,12 +128,25 @@ class StateStore:
         state: BufferState,
         extra: dict[str, Any] | None = None,
     ) -> None:
-        """Save (replace) a thread's buffer state and extra data atomically."""
+        """Save (replace) a thread's buffer state and extra data atomically.
+
+        Raises:
+            TypeError: if a message holds a value JSON cannot store (nothing is saved).
+        """
+        try:
+            encoded = json.dumps(state_to_dict(state)), json.dumps(extra or {})
+        except (TypeError, ValueError) as exc:
+            raise TypeError(
+                f"Cannot save thread {thread_id!r} of user {user_id!r}: a message holds a value "
+                f"JSON cannot store ({exc}). Tool-call args, additional_kwargs, "
+                "response_metadata and artifacts must be JSON values (str, number, bool, "
+                "None, list, dict)."
+            ) from exc
         self._write(
             "INSERT INTO threads(user_id, thread_id, state, extra, updated_at) "
             "VALUES (?, ?, ?, ?, datetime('now')) ON CONFLICT(user_id, thread_id) DO UPDATE SET "
             "state=excluded.state, extra=excluded.extra, updated_at=excluded.updated_at",
-            (user_id, thread_id, json.dumps(state_to_dict(state)), json.dumps(extra or {})),
+            (user_id, thread_id, *encoded),
         )
 
     def load_thread(self, user_id: str, thread_id: str) -> BufferState | None:

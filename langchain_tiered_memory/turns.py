@@ -19,6 +19,8 @@ Example:
 
 from __future__ import annotations
 
+import json
+import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import datetime, timezone
@@ -33,6 +35,8 @@ from langchain_core.messages import (
 
 __all__ = [
     "Turn",
+    "clean_message",
+    "clean_text",
     "group_turns",
     "message_text",
     "pending_tool_call_ids",
@@ -100,6 +104,113 @@ def message_text(message: BaseMessage) -> str:
             else:
                 parts.append(f"[{block.get('type', 'non-text')} content]")
     return "\n".join(parts)
+
+
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def clean_text(text: str) -> str:
+    """``text`` with lone UTF-16 surrogates replaced by U+FFFD (valid pairs joined).
+
+    A lone surrogate (``"\\ud800"``, e.g. from a bad JSON escape) cannot be
+    encoded as UTF-8, so SQLite, tokenizers and HTTP clients reject it; left in
+    a turn it would fail every later archive write of the thread.
+
+    Example:
+        >>> clean_text("ok \\ud800 \\ud83d\\ude00") == "ok \\ufffd \\U0001f600"
+        True
+        >>> s = "plain"; clean_text(s) is s
+        True
+    """
+    if not _SURROGATE.search(text):
+        return text
+    return text.encode("utf-16-le", "surrogatepass").decode("utf-16-le", "replace")
+
+
+def _clean_value(value: object) -> object:
+    """``value`` with every string in it cleaned; the same object if nothing changed."""
+    if isinstance(value, str):
+        return clean_text(value)
+    if isinstance(value, list):
+        items = [_clean_value(v) for v in value]
+        return items if any(a is not b for a, b in zip(items, value, strict=True)) else value
+    if isinstance(value, dict):
+        pairs = [(_clean_value(k), _clean_value(v)) for k, v in value.items()]
+        changed = any(
+            k2 is not k or v2 is not v
+            for (k, v), (k2, v2) in zip(value.items(), pairs, strict=True)
+        )
+        return dict(pairs) if changed else value
+    return value
+
+
+# message fields that carry text into the buffer, the archive or the prompt (not ``id``:
+# graphs match messages by id)
+_TEXT_FIELDS = (
+    "content",
+    "name",
+    "tool_calls",
+    "invalid_tool_calls",
+    "tool_call_id",
+    "additional_kwargs",
+    "response_metadata",
+)
+
+
+def clean_message(message: BaseMessage) -> BaseMessage:
+    """Check a message's content and replace lone surrogates in its text.
+
+    Returns ``message`` itself when it is clean, else a copy.
+
+    Raises:
+        TypeError: for content that is not a string or a list of strings and
+            dicts (e.g. ``None`` or a dict, possible with ``model_construct``),
+            a ``text`` block whose ``text`` is not a string, or tool-call
+            arguments that are not JSON.
+
+    Example:
+        >>> clean_message(HumanMessage("hi \\udc00")).content == "hi \\ufffd"
+        True
+        >>> clean_message(HumanMessage.model_construct(content=None))  # doctest: +ELLIPSIS
+        Traceback (most recent call last):
+        ...
+        TypeError: HumanMessage content must be a string or a list of content blocks ...
+    """
+    content = message.content
+    kind = type(message).__name__
+    if isinstance(content, list):
+        for i, block in enumerate(content):
+            if isinstance(block, dict):
+                if block.get("type") == "text" and not isinstance(block.get("text"), str):
+                    raise TypeError(
+                        f"{kind} content block {i} is a 'text' block whose 'text' is "
+                        f"{type(block.get('text')).__name__}, not a string"
+                    )
+            elif not isinstance(block, str):
+                raise TypeError(
+                    f"{kind} content block {i} is a {type(block).__name__}; content blocks "
+                    "are strings or dicts such as {'type': 'text', 'text': '...'}"
+                )
+    elif not isinstance(content, str):
+        raise TypeError(
+            f"{kind} content must be a string or a list of content blocks (strings or dicts "
+            f"such as {{'type': 'text', 'text': '...'}}), got {type(content).__name__}"
+        )
+    for call in getattr(message, "tool_calls", None) or ():
+        try:
+            json.dumps(call.get("args"))
+        except (TypeError, ValueError) as exc:
+            raise TypeError(
+                f"The arguments of tool call {call.get('name')!r} ({call.get('id')!r}) are not "
+                f"JSON ({exc}); tool-call args must be JSON values, as providers send them."
+            ) from exc
+    updates: dict[str, object] = {}
+    for name in _TEXT_FIELDS:
+        value = getattr(message, name, None)
+        cleaned = _clean_value(value)
+        if cleaned is not value:
+            updates[name] = cleaned
+    return message.model_copy(update=updates) if updates else message
 
 
 _ROLE = {"human": "user", "ai": "assistant", "tool": "tool", "system": "system"}

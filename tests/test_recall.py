@@ -206,6 +206,39 @@ def test_speaker_named_in_query_lifts_their_records() -> None:
     assert both[0].record is ben  # two speakers named: no speaker signal
 
 
+def test_chat_roles_are_lifted_by_who_the_question_is_about() -> None:
+    """Records spoken by roles: "my"/"I" point at the user's turns, "you recommended" at the
+    assistant's; asking the assistant for help names neither."""
+    mine = rec("We adopted a beagle puppy last week", speaker="user")
+    yours = rec("Beagles are friendly dogs; a puppy needs training and walks", speaker="assistant")
+    other = rec("The weather was fine", speaker="user")
+    cands = [Candidate(mine, 0.70), Candidate(yours, 0.75), Candidate(other, 0.1)]
+    weights = RecallWeights(speaker=0.5, session=0.0)
+    ask = score_candidates(cands, now=NOW, weights=weights, query="Can you help with a puppy?")
+    assert ask[0].record is yours and ask[0].parts["speaker"] == 0.0
+    first_person = score_candidates(
+        cands, now=NOW, weights=weights, query="What breed is my puppy?"
+    )
+    assert first_person[0].record is mine and first_person[0].parts["speaker"] == 1.0
+    cites = score_candidates(
+        [Candidate(mine, 0.75), Candidate(yours, 0.70), Candidate(other, 0.1)],
+        now=NOW,
+        weights=weights,
+        query="Which puppy food did you recommend?",
+    )
+    assert cites[0].record is yours
+    named_people = [
+        Candidate(rec("my puppy", speaker="Ana"), 0.7),
+        Candidate(rec("x", speaker="Ben"), 0.75),
+    ]
+    assert (
+        score_candidates(named_people, now=NOW, weights=weights, query="my puppy?")[0].parts[
+            "speaker"
+        ]
+        == 0.0
+    )  # names, not roles: first person says nothing about who spoke
+
+
 def test_session_signal_lifts_turns_of_a_matching_session() -> None:
     s1 = [rec(f"s1 turn {i}", session=1) for i in range(3)]
     s2 = [rec(f"s2 turn {i}", session=2) for i in range(3)]

@@ -5,6 +5,12 @@ model would get next; the bench counts it exactly and checks it against the
 budget. It reports prompt sizes, violations, the cost of the full history at
 the last turn, compressions run and LLM calls per turn.
 
+With ``peers=PEERS`` it replays the same messages through the peer
+strategies of :mod:`langchain_tiered_memory.bench.peers` (full history,
+``trim_messages``, LangMem's ``SummarizationNode``, langchain-classic's
+``ConversationSummaryBufferMemory``), counts their prompts with the same
+counter and reports them side by side under ``"peers"``.
+
 Example:
     >>> from langchain_tiered_memory.bench.datasets import (
     ...     DialogTurn, LocomoConversation, Session)
@@ -14,6 +20,10 @@ Example:
     >>> result = run_tokens_bench([conv], context_window=1024)
     >>> result["violations"], result["turns"], result["summaries"] > 0
     (0, 80, True)
+    >>> side = run_tokens_bench([conv], context_window=1024,
+    ...                         peers=("full_history", "trim_messages"))["peers"]["strategies"]
+    >>> side["trim_messages"]["violations"], side["full_history"]["violations"] > 0
+    (0, True)
 """
 
 from __future__ import annotations
@@ -22,9 +32,11 @@ import time
 from collections.abc import Callable, Sequence
 from typing import Any
 
+from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import SystemMessage
 
 from langchain_tiered_memory.bench.datasets import LocomoConversation
+from langchain_tiered_memory.bench.peers import PEERS, MemoCounter, Peer, make_peer
 from langchain_tiered_memory.memory import TieredMemory
 from langchain_tiered_memory.summarize import LLMSummarizer, Summarizer
 from langchain_tiered_memory.tokens import TokenCounter
@@ -48,6 +60,8 @@ def run_tokens_bench(
     extract_every: int = 8,
     on_turn: Callable[[int], None] | None = None,
     keep_series: bool = False,
+    peers: Sequence[str] = (),
+    peer_model: BaseChatModel | None = None,
 ) -> dict[str, Any]:
     """Replay ``conversations`` and return the JSON-ready report.
 
@@ -61,7 +75,21 @@ def run_tokens_bench(
         extract_every: Turns per LLM extraction call.
         on_turn: Progress callback, called once per replayed message.
         keep_series: Include per-turn prompt and full-history tokens.
+        peers: Peer strategies to replay alongside (names from
+            :data:`~langchain_tiered_memory.bench.peers.PEERS`); their report
+            goes under ``"peers"``.
+        peer_model: The summariser chat model of the summarising peers - give
+            the same model ``summarizer_factory`` wraps. Default: the
+            extractive summariser behind a fake chat model
+            (:class:`~langchain_tiered_memory.bench.peers.ExtractiveChatModel`).
+
+    Raises:
+        ValueError: for an unknown peer name.
+        ImportError: if a peer's package is missing.
     """
+    for name in peers:
+        if name not in PEERS:
+            raise ValueError(f"unknown peer {name!r}; valid: {', '.join(PEERS)}")
     started = time.perf_counter()
     per_conv: list[dict[str, Any]] = []
     all_prompts: list[int] = []
@@ -73,6 +101,8 @@ def run_tokens_bench(
     extraction_calls = 0
     facts = 0
     budget_input = 0
+    summary_tokens = 0
+    strategies: dict[str, dict[str, Any]] = {}
     for conv in conversations:
         memory = TieredMemory(
             model=model,
@@ -88,6 +118,20 @@ def run_tokens_bench(
         full = counter.count_messages([SystemMessage(BENCH_SYSTEM_PROMPT)])
         prompts: list[int] = []
         fulls: list[int] = []
+        summary_tokens = int(memory.triggers.summary_ratio * memory.buffer_cap)
+        memo = MemoCounter(counter)
+        conv_peers: list[Peer] = [
+            make_peer(
+                name,
+                counter=memo,
+                system_prompt=BENCH_SYSTEM_PROMPT,
+                input_budget=budget_input,
+                summary_tokens=summary_tokens,
+                model=peer_model,
+            )
+            for name in peers
+        ]
+        peer_tokens: list[list[int]] = [[] for _ in conv_peers]
         for n, (session, turn) in enumerate(conv.dialog_turns()):
             first = n == 0 or session.turns[0] is turn
             message = conv.to_message(session, turn, first=first)
@@ -98,6 +142,8 @@ def run_tokens_bench(
             fulls.append(full)
             if context.total_tokens > budget_input:
                 violations += 1
+            for peer, series in zip(conv_peers, peer_tokens, strict=True):
+                series.append(memo(peer.add(message)))
             if on_turn is not None:
                 on_turn(1)
         conv_summaries = sum(1 for e in memory.events if e.kind == "compression")
@@ -106,6 +152,21 @@ def run_tokens_bench(
         failures += conv_failures
         if isinstance(memory.summarizer, LLMSummarizer):
             summary_calls += memory.summarizer.calls
+        if peers:
+            # one summariser call per compression attempt (LLM or extractive alike)
+            ours_calls = (
+                memory.summarizer.calls
+                if isinstance(memory.summarizer, LLMSummarizer)
+                else len(memory.events)
+            )
+            _accumulate(strategies, "tiered_memory", prompts, ours_calls, budget_input)
+            strategies["tiered_memory"]["settings"] = (
+                f"TieredMemory(context_window={context_window}): buffer cap "
+                f"{memory.buffer_cap}, summary cap {summary_tokens}"
+            )
+            for peer, series in zip(conv_peers, peer_tokens, strict=True):
+                _accumulate(strategies, peer.name, series, peer.summarizer_calls, budget_input)
+                strategies[peer.name]["settings"] = peer.settings
         extraction_calls += memory.writer.calls
         llm_calls = summary_calls + extraction_calls
         facts += len(memory.core.history())
@@ -127,7 +188,7 @@ def run_tokens_bench(
     turns = len(all_prompts)
     full_final = [c["full_history_final_tokens"] for c in per_conv]
     final = [c["final_prompt_tokens"] for c in per_conv]
-    return {
+    report: dict[str, Any] = {
         "bench": "tokens",
         "model": model,
         "context_window": context_window,
@@ -152,6 +213,66 @@ def run_tokens_bench(
         "seconds": round(time.perf_counter() - started, 2),
         "per_conversation": per_conv,
     }
+    if peers:
+        report["peers"] = {
+            "summarizer": _peer_summarizer_note(peer_model, summarizer_factory),
+            "token_counter": counter.name if conversations else None,
+            "input_budget_tokens": budget_input,
+            "summary_tokens": summary_tokens,
+            "strategies": {name: _finish(row) for name, row in strategies.items()},
+        }
+    return report
+
+
+def _accumulate(
+    strategies: dict[str, dict[str, Any]],
+    name: str,
+    series: Sequence[int],
+    summarizer_calls: int,
+    budget: int,
+) -> None:
+    row = strategies.setdefault(
+        name,
+        {"turns": 0, "sum": 0, "max_prompt_tokens": 0, "violations": 0, "finals": [], "calls": 0},
+    )
+    row["turns"] += len(series)
+    row["sum"] += sum(series)
+    row["max_prompt_tokens"] = max(row["max_prompt_tokens"], max(series, default=0))
+    row["violations"] += sum(1 for t in series if t > budget)
+    row["finals"].append(series[-1] if series else 0)
+    row["calls"] += summarizer_calls
+
+
+def _finish(row: dict[str, Any]) -> dict[str, Any]:
+    turns, finals = row["turns"], row["finals"]
+    return {
+        "settings": row.get("settings", ""),
+        "max_prompt_tokens": row["max_prompt_tokens"],
+        "mean_prompt_tokens": round(row["sum"] / turns, 1) if turns else 0,
+        "violations": row["violations"],
+        "final_prompt_tokens_mean": round(sum(finals) / len(finals), 1) if finals else 0,
+        "summarizer_calls": row["calls"],
+        "summarizer_calls_per_turn": round(row["calls"] / turns, 4) if turns else 0.0,
+    }
+
+
+def _peer_summarizer_note(
+    peer_model: BaseChatModel | None,
+    summarizer_factory: Callable[[TokenCounter], Summarizer] | None,
+) -> str:
+    if peer_model is not None:
+        return (
+            f"every strategy summarises with the same chat model ({type(peer_model).__name__}); "
+            "summarizer_calls are real model calls"
+        )
+    ours = "a custom summariser" if summarizer_factory else "ExtractiveSummarizer (no LLM)"
+    return (
+        f"ours: {ours}. LangMem and langchain-classic call ExtractiveChatModel, a "
+        "deterministic fake chat model that answers their summarisation prompts with "
+        "ExtractiveSummarizer's output, capped at summary_tokens: same summariser, "
+        "offline and comparable. summarizer_calls count summarisation requests each "
+        "strategy makes (each would be one LLM call with an LLM summariser)."
+    )
 
 
 def plot_tokens(result: dict[str, Any], path: str) -> None:
