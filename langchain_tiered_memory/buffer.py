@@ -214,16 +214,24 @@ def turn_tokens(messages: Sequence[BaseMessage], counter: TokenCounter) -> int:
 
 
 def append_messages(
-    state: BufferState, messages: Sequence[BaseMessage], counter: TokenCounter
+    state: BufferState,
+    messages: Sequence[BaseMessage],
+    counter: TokenCounter,
+    *,
+    at: datetime | None = None,
 ) -> BufferState:
     """Add messages to the buffer, extending the open turn or opening new ones.
 
     A human message opens a new turn (unless a tool call still waits for its
-    result); AI and tool messages extend the newest turn.
+    result); AI and tool messages extend the newest turn. New turns are dated
+    ``at`` (default: now), e.g. when importing an old conversation.
 
     Raises:
-        ValueError: for a system message or a tool result without its call.
+        ValueError: for a system message or a tool result without its call, or
+            an ``at`` without a time zone.
     """
+    if at is not None and at.tzinfo is None:
+        raise ValueError("at must be timezone-aware, e.g. datetime(..., tzinfo=timezone.utc)")
     if not messages:
         return state
     turns = list(state.turns)
@@ -243,7 +251,8 @@ def append_messages(
     for group in grouped:
         tokens = turn_tokens(group, counter)
         added += tokens
-        turns.append(Turn(index=next_index, messages=tuple(group), tokens=tokens))
+        turn = Turn(index=next_index, messages=tuple(group), tokens=tokens)
+        turns.append(turn if at is None else replace(turn, created_at=at))
         next_index += 1
     return replace(
         state, turns=tuple(turns), new_tokens=state.new_tokens + added, next_index=next_index

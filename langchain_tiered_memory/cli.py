@@ -599,7 +599,8 @@ def _bench_longmemeval(
             key = f"{metric}@{cut}"
             table.add_row(key, *(f"{row[key]:.3f}" for row in result["systems"].values()))
     console.print(table)
-    wanted = [f"{m}@{c}" for c in ks if c >= 3 for m in ("recall", "recall_all", "turn_recall_any")]
+    cuts = [c for c in ks if c in (5, 10)] or [max(ks)]
+    wanted = [f"{m}@{c}" for c in cuts for m in ("recall", "recall_all", "turn_recall_any")]
     _print_breakdown(f"by question type ({chosen[0]})", "type", result["by_type"], wanted)
     write_json(result, out)
 

@@ -28,6 +28,7 @@ import logging
 import threading
 from collections.abc import Callable, Sequence
 from dataclasses import replace
+from datetime import datetime
 from typing import TYPE_CHECKING, Any, Literal
 
 from langchain_core.language_models import BaseChatModel
@@ -352,6 +353,7 @@ class TieredMemory:
             kind="fact",
             text=f"{fact.subject}: {fact.content}",
             importance=fact.importance,
+            created_at=fact.created_at,
             sources=(f"turn:{fact.source_turn}",) if fact.source_turn is not None else (),
             metadata={
                 "stated": fact.stated,
@@ -453,12 +455,16 @@ class TieredMemory:
             self._state = BufferState(next_index=self._state.next_index)
             self._save()
 
-    def add_messages(self, messages: Sequence[BaseMessage]) -> list[CompressionEvent]:
+    def add_messages(
+        self, messages: Sequence[BaseMessage], *, at: datetime | None = None
+    ) -> list[CompressionEvent]:
         """Add messages (whole or partial turns): save, extract facts, compress.
 
         A ``SystemMessage`` replaces the pinned system prompt. With a store,
         the buffer is saved before this returns (an acknowledged turn survives
-        a crash).
+        a crash). ``at`` dates the turns these messages open (default: now):
+        pass the original time when importing an old conversation, so recall's
+        recency and the dates shown with recalled memories are right.
 
         Returns:
             The compression events this call caused (often none).
@@ -481,7 +487,7 @@ class TieredMemory:
             if rest:
                 open_turn = self._state.turns[-1].messages if self._state.turns else ()
                 rest = _answer_dangling_calls(open_turn, rest)
-            state = append_messages(self._state, rest, self.counter)
+            state = append_messages(self._state, rest, self.counter, at=at)
             self._save(state)  # saved before it counts: a save error leaves nothing behind
             self._state = state
             if rest:
@@ -531,9 +537,11 @@ class TieredMemory:
         """Ids of the messages still in the buffer."""
         return {m.id for m in self.messages if m.id is not None}
 
-    async def aadd_messages(self, messages: Sequence[BaseMessage]) -> list[CompressionEvent]:
+    async def aadd_messages(
+        self, messages: Sequence[BaseMessage], *, at: datetime | None = None
+    ) -> list[CompressionEvent]:
         """Async twin of :meth:`add_messages` (runs in a worker thread)."""
-        return await asyncio.to_thread(self.add_messages, messages)
+        return await asyncio.to_thread(self.add_messages, messages, at=at)
 
     def compress(self, *, force: bool = True) -> list[CompressionEvent]:
         """Compress now (by default even if no trigger fires)."""

@@ -150,7 +150,7 @@ class MemoryWriter:
                 result.extraction_failed = True
                 return result
             self.pending = [t for t in self.pending if t not in batch]
-            self._apply(facts, result)
+            self._apply(facts, result, batch)
         return result
 
     async def aobserve(self, turns: Sequence[Turn], *, flush: bool = False) -> WriteResult:
@@ -169,12 +169,19 @@ class MemoryWriter:
                 result.extraction_failed = True
                 return result
             self.pending = [t for t in self.pending if t not in batch]
-            self._apply(facts, result)
+            self._apply(facts, result, batch)
         return result
 
-    def _apply(self, facts: Sequence[ExtractedFact], result: WriteResult) -> None:
+    def _apply(
+        self, facts: Sequence[ExtractedFact], result: WriteResult, turns: Sequence[Turn]
+    ) -> None:
+        # A fact is as old as the turn that stated it (an imported turn may be years old).
+        said_at = {t.index: t.created_at for t in turns}
         for fact in facts:
             if fact.stated and fact.confidence >= self.min_confidence:
+                dated = {}
+                if fact.source_turn in said_at:
+                    dated["created_at"] = said_at[fact.source_turn]
                 update = self.core.upsert(
                     CoreFact.new(
                         fact.subject,
@@ -185,6 +192,7 @@ class MemoryWriter:
                         source_turn=fact.source_turn,
                         source="user",
                         importance=fact.importance,
+                        **dated,
                     ),
                     reason=f"superseded by turn {fact.source_turn}",
                 )

@@ -6,8 +6,9 @@ Protocol, per conversation:
    + FAISS in a temporary directory) opens the conversation's memory, and
    every message is fed through it in order, as the tokens bench does:
    ``speaker_a`` as the user, ``speaker_b`` as the assistant, each message
-   carrying its speaker's name, the first message of each session its date.
-   Compression, page-out to the archive and fact extraction run as in
+   carrying its speaker's name, the first message of each session its date,
+   and every turn dated with its session (``add_messages(..., at=...)``), so
+   recalled memories show when they were said. Compression, page-out to the archive and fact extraction run as in
    normal use.
 2. For every question of categories 1-4 (5, adversarial, is left out as in
    the Mem0 and Zep evaluations), ``memory.build_context(query=question)``
@@ -54,6 +55,7 @@ import statistics
 import tempfile
 import time
 from collections.abc import Callable, Collection, Sequence
+from datetime import timedelta
 from pathlib import Path
 from typing import Any, Literal
 
@@ -67,7 +69,7 @@ from langchain_tiered_memory.bench.datasets import (
     LocomoQuestion,
     Session,
 )
-from langchain_tiered_memory.bench.retrieval import CATEGORIES
+from langchain_tiered_memory.bench.retrieval import CATEGORIES, parse_session_date
 from langchain_tiered_memory.memory import TieredMemory
 from langchain_tiered_memory.store import MemoryStore
 from langchain_tiered_memory.summarize import Summarizer
@@ -97,7 +99,7 @@ QA_SYSTEM_PROMPT = (
     "most recent messages. {speaker_a}'s messages appear as the user's and "
     "{speaker_b}'s as the assistant's. A date in brackets at the start of a message "
     "is when that session began; the time attribute of a recalled memory is when it "
-    "was filed, not when it was said."
+    "was said."
 )
 
 #: The last (human) message of every answer prompt.
@@ -273,7 +275,10 @@ def _feed(
 ) -> None:
     for n, (session, turn) in enumerate(conv.dialog_turns()):
         first = n == 0 or session.turns[0] is turn
-        memory.add_messages([_message(conv, session, turn, first=first, dated=date_every_message)])
+        at = parse_session_date(session.date_time, session.index) + timedelta(seconds=n)
+        memory.add_messages(
+            [_message(conv, session, turn, first=first, dated=date_every_message)], at=at
+        )
         if on_turn is not None:
             on_turn(1)
 
