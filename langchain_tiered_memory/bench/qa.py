@@ -8,8 +8,8 @@ Protocol, per conversation:
    ``speaker_a`` as the user, ``speaker_b`` as the assistant, each message
    carrying its speaker's name, the first message of each session its date,
    and every turn dated with its session (``add_messages(..., at=...)``), so
-   recalled memories show when they were said. Compression, page-out to the archive and fact extraction run as in
-   normal use.
+   recalled memories show when they were said. Compression, page-out to the
+   archive and fact extraction run as in normal use.
 2. For every question of categories 1-4 (5, adversarial, is left out as in
    the Mem0 and Zep evaluations), ``memory.build_context(query=question)``
    assembles the budgeted prompt: the recall gate decides, and recall runs
