@@ -41,13 +41,14 @@ import sqlite3
 import threading
 import unicodedata
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, NamedTuple, Protocol, TypeVar, cast, get_args
 
 import numpy as np
 from langchain_core.embeddings import Embeddings
+from langchain_core.messages import HumanMessage
 
 from langchain_tiered_memory.audit import (
     AuditLog,
@@ -73,11 +74,15 @@ __all__ = [
     "VectorKey",
     "fts_document",
     "fts_query",
+    "fts_shard",
+    "fts_table",
     "owner_token",
     "record_from_dict",
     "record_to_dict",
     "turn_record",
     "turn_record_id",
+    "turn_session",
+    "turn_speaker",
 ]
 
 logger = logging.getLogger(__name__)
@@ -165,6 +170,21 @@ class RecordFilter:
             params.append(to_micros(self.until))
         return " AND ".join(where), params
 
+    @property
+    def user_only(self) -> bool:
+        """True when the filter restricts nothing but the user.
+
+        Example:
+            >>> RecordFilter("ana").user_only, RecordFilter("ana", "t1").user_only
+            (True, False)
+        """
+        return (
+            self.thread_id is None
+            and self.kinds is None
+            and self.since is None
+            and self.until is None
+        )
+
     def matches(self, record: MemoryRecord) -> bool:
         """The same test in Python.
 
@@ -243,16 +263,77 @@ def turn_record_id(user_id: str, thread_id: str, index: int) -> str:
     return f"{_id_part(user_id)}:{_id_part(thread_id)}:turn:{index}"
 
 
+def turn_speaker(turn: Turn) -> str | None:
+    """Who opened the turn: the ``name`` of its first named human message, if any.
+
+    Recall's speaker signal boosts the records of a person the query names
+    ("what did Ben say about the budget?"), so it needs real names: an
+    application that names its users (``HumanMessage(..., name="Ben")``, as
+    in a group chat) gets it; unnamed turns carry no speaker.
+
+    Example:
+        >>> from langchain_core.messages import AIMessage
+        >>> turn_speaker(Turn(0, (HumanMessage("hi", name="Ben"), AIMessage("hello"))))
+        'Ben'
+        >>> turn_speaker(Turn(1, (HumanMessage("hi"),))) is None
+        True
+    """
+    for message in turn.messages:
+        if isinstance(message, HumanMessage) and message.name:
+            return str(message.name)
+    return None
+
+
+def turn_session(turn: Turn) -> str:
+    """The turn's session for recall's session signal: the UTC day it started (``YYYY-MM-DD``).
+
+    Recall groups records by thread and session, and lifts the turns of a
+    conversation that matches the query well as a whole (a LoCoMo session is
+    one dated conversation). A thread's turns of one day form one session.
+
+    Example:
+        >>> from datetime import datetime, timezone
+        >>> turn_session(Turn(0, (), created_at=datetime(2026, 3, 1, 23, 30, tzinfo=timezone.utc)))
+        '2026-03-01'
+    """
+    at = turn.created_at
+    if at.tzinfo is None:
+        at = at.replace(tzinfo=timezone.utc)
+    return at.astimezone(timezone.utc).date().isoformat()
+
+
 def turn_record(turn: Turn, *, user_id: str, thread_id: str) -> MemoryRecord:
     """The archive record of an evicted turn (kind ``turn``, text = its transcript).
 
+    Its metadata carries the turn index, tokens, whether it was clipped, the
+    ``session`` (:func:`turn_session`) and, for a named speaker, the
+    ``speaker`` (:func:`turn_speaker`), which recall's session and speaker
+    signals use.
+
     Example:
-        >>> from langchain_core.messages import AIMessage, HumanMessage
-        >>> t = Turn(4, (HumanMessage("I'm allergic to peanuts"), AIMessage("Noted.")))
+        >>> from datetime import datetime, timezone
+        >>> from langchain_core.messages import AIMessage
+        >>> at = datetime(2026, 3, 1, 9, 0, tzinfo=timezone.utc)
+        >>> t = Turn(4, (HumanMessage("I'm allergic to peanuts"), AIMessage("Noted.")),
+        ...          created_at=at)
         >>> r = turn_record(t, user_id="ana", thread_id="t1")
         >>> r.id, r.kind, r.sources, r.text
         ('ana:t1:turn:4', 'turn', ('turn:4',), "user: I'm allergic to peanuts\\nassistant: Noted.")
+        >>> r.metadata["session"], "speaker" in r.metadata
+        ('2026-03-01', False)
+        >>> named = Turn(5, (HumanMessage("I moved to Lisbon", name="Ana"),), created_at=at)
+        >>> turn_record(named, user_id="ana", thread_id="t1").metadata["speaker"]
+        'Ana'
     """
+    metadata: dict[str, Any] = {
+        "turn_index": turn.index,
+        "tokens": turn.tokens,
+        "clipped": turn.clipped,
+        "session": turn_session(turn),
+    }
+    speaker = turn_speaker(turn)
+    if speaker is not None:
+        metadata["speaker"] = speaker
     return MemoryRecord(
         id=turn_record_id(user_id, thread_id, turn.index),
         user_id=user_id,
@@ -261,7 +342,7 @@ def turn_record(turn: Turn, *, user_id: str, thread_id: str) -> MemoryRecord:
         text=turn.transcript(),
         created_at=turn.created_at,
         sources=(f"turn:{turn.index}",),
-        metadata={"turn_index": turn.index, "tokens": turn.tokens, "clipped": turn.clipped},
+        metadata=metadata,
     )
 
 
@@ -284,7 +365,7 @@ _CJK_RANGES = (
     (0xF900, 0xFAFF),
     (0x20000, 0x3FFFF),
 )
-_FTS_SCHEME = "porter-unicode61-rd2+cjk-bigram+owner-v2"
+_FTS_SCHEME = "porter-unicode61-rd2+cjk-bigram+owner-v2+user-shards"
 _FTS_TOKENIZE = "porter unicode61 remove_diacritics 2"
 _MAX_QUERY_TERMS = 64
 _STOPWORD_TEXT = """
@@ -357,14 +438,48 @@ def owner_token(user_id: str) -> str:
     """The FTS token that scopes a record to its user.
 
     Every indexed document carries it and every keyword query ANDs it in, so
-    FTS5 intersects posting lists and ranks only the caller's records: the
-    cost of a keyword search grows with the user's records, not the archive's.
+    FTS5 intersects posting lists and ranks only the caller's records (other
+    users of the same keyword shard, see :func:`fts_shard`, never match).
 
     Example:
         >>> owner_token("ana") == owner_token("ana") != owner_token("bob")
         True
     """
     return "zzowner" + hashlib.sha1(user_id.encode("utf-8")).hexdigest()[:20]
+
+
+def fts_shard(user_id: str, shards: int) -> int:
+    """The keyword-index shard (``0 <= shard < shards``) that holds a user's records.
+
+    FTS5's ``bm25()`` counts, for every query term, the documents of the
+    whole table that contain it, and an ``owner AND terms`` query walks the
+    terms' posting lists: both cost the *table's* document frequency, not the
+    user's. Each user's records therefore live in one of ``shards`` FTS5
+    tables chosen by a hash of the user id, so a keyword search reads about
+    ``1 / shards`` of a multi-user archive. BM25 statistics (document count,
+    average length, term document frequencies) are those of the shard; an
+    archive with one user ranks exactly as a single table would.
+
+    Example:
+        >>> fts_shard("ana", 64) == fts_shard("ana", 64)
+        True
+        >>> all(0 <= fts_shard(f"user{i}", 8) < 8 for i in range(100))
+        True
+    """
+    if shards < 1:
+        raise ValueError(f"shards must be >= 1, got {shards}")
+    digest = hashlib.sha1(user_id.encode("utf-8")).digest()
+    return int.from_bytes(digest[:8], "big") % shards
+
+
+def fts_table(shard: int) -> str:
+    """The name of keyword-index shard ``shard``'s FTS5 table.
+
+    Example:
+        >>> fts_table(7)
+        'records_fts_s7'
+    """
+    return f"records_fts_s{int(shard)}"
 
 
 def fts_query(text: str) -> str | None:
@@ -587,6 +702,21 @@ class FaissIndex:
 
     #: Up to this many candidates are scored directly from their stored vectors.
     direct_limit = 50_000
+    #: FAISS's ``reconstruct_batch`` runs an OpenMP parallel loop above 1,000
+    #: ids; on a busy machine waking its threads cost 8-12 ms per query
+    #: (serially, 1,000 vectors take 0.1 ms), so vectors are fetched in
+    #: chunks of at most this many.
+    reconstruct_chunk = 1000
+
+    def _reconstruct(self, ids: np.ndarray) -> np.ndarray:
+        """The stored vectors of ``ids`` (row ids), one row each (call under the lock)."""
+        step = self.reconstruct_chunk
+        if ids.size <= step:
+            return cast(np.ndarray, self._index.reconstruct_batch(ids))
+        out = np.empty((ids.size, int(self._index.d)), dtype=np.float32)
+        for start in range(0, ids.size, step):
+            out[start : start + step] = self._index.reconstruct_batch(ids[start : start + step])
+        return out
 
     def search(self, query: DenseQuery, k: int) -> list[tuple[int, float]]:
         """Exact top ``k`` among the query's candidate row ids (cosine, best first)."""
@@ -604,17 +734,21 @@ class FaissIndex:
             if candidates.size <= self.direct_limit:
                 # a user's own records: score just those vectors, not the whole index
                 try:
-                    vectors = self._index.reconstruct_batch(candidates)
+                    vectors = self._reconstruct(candidates)
                 except RuntimeError:  # an id missing from the index: fall back to a scan
                     vectors = None
                 if vectors is not None:
                     scores = vectors @ xq[0]
                     top = np.argsort(-scores)[: int(min(k, candidates.size))]
                     return [(int(candidates[i]), float(scores[i])) for i in top]
-            selector = self._faiss.IDSelectorBatch(candidates)
-            params = self._faiss.SearchParameters(sel=selector)
             kk = int(min(k, candidates.size, self._index.ntotal))
-            scores, ids = self._index.search(xq, kk, params=params)
+            if candidates.size == self._index.ntotal:
+                # one user owns every vector: a plain scan (the hits are SQL-checked anyway)
+                scores, ids = self._index.search(xq, kk)
+            else:
+                selector = self._faiss.IDSelectorBatch(candidates)
+                params = self._faiss.SearchParameters(sel=selector)
+                scores, ids = self._index.search(xq, kk, params=params)
         return [(int(i), float(s)) for s, i in zip(scores[0], ids[0], strict=True) if i >= 0]
 
     def delete(self, keys: Sequence[VectorKey]) -> None:
@@ -728,14 +862,13 @@ CREATE TABLE IF NOT EXISTS records (
 CREATE INDEX IF NOT EXISTS records_user_thread
     ON records (user_id, thread_id, kind, created_at);
 CREATE INDEX IF NOT EXISTS records_user_created ON records (user_id, created_at);
-CREATE VIRTUAL TABLE IF NOT EXISTS records_fts
-    USING fts5(text, owner, content='', tokenize='{tokenize}');
 CREATE TABLE IF NOT EXISTS vector_outbox (
     rid INTEGER PRIMARY KEY,
     record_id TEXT NOT NULL,
     op TEXT NOT NULL CHECK (op IN ('add', 'delete'))
 )
-""".replace("{tokenize}", _FTS_TOKENIZE)
+"""
+_FTS_SHARD_NAME = re.compile(r"records_fts_s(\d+)")
 
 _COLS = (
     "rid, id, user_id, thread_id, kind, text, created_at, last_accessed_at, importance, "
@@ -754,17 +887,20 @@ def _marks(n: int) -> str:
 
 
 def _row_record(row: Sequence[Any]) -> MemoryRecord:
+    # recall hydrates a few hundred rows per query: positional arguments (in field
+    # order, checked by the round-trip tests) and no JSON parser for empty values
+    sources, metadata = row[9], row[10]
     return MemoryRecord(
-        id=row[1],
-        user_id=row[2],
-        thread_id=row[3],
-        kind=row[4],
-        text=row[5],
-        created_at=from_micros(row[6]),
-        last_accessed_at=from_micros(row[7]) if row[7] is not None else None,
-        importance=float(row[8]),
-        sources=tuple(json.loads(row[9])),
-        metadata=json.loads(row[10]),
+        row[1],  # id
+        row[2],  # user_id
+        row[3],  # thread_id
+        row[4],  # kind
+        row[5],  # text
+        from_micros(row[6]),  # created_at
+        from_micros(row[7]) if row[7] is not None else None,  # last_accessed_at
+        float(row[8]),  # importance
+        () if sources == "[]" else tuple(json.loads(sources)),
+        {} if metadata == "{}" else json.loads(metadata),
     )
 
 
@@ -812,10 +948,25 @@ class BaseSQLiteArchive:
     ``trigram`` tokenizer was rejected: it cannot match terms shorter than
     three characters, i.e. most Chinese words (``花生``) and short numbers and
     names (``42``, ``NY``) - exactly what keyword search is for.
+
+    Search cost follows the user's records, not the archive's: the keyword
+    index is split into :attr:`fts_shards` FTS5 tables by user
+    (:func:`fts_shard`), dense search scores only the user's vectors, and
+    only the returned hits are read back from SQLite (by row id). Recall
+    marks what it returns as accessed with :meth:`note_access`, which writes
+    in the background instead of on the query's path.
     """
 
     index: VectorIndex
     overfetch: int = 4
+    #: Keyword-index shards of a new archive (see :func:`fts_shard`); an
+    #: existing archive keeps the number it was built with. Each shard that
+    #: holds records is one FTS5 table (five SQLite tables), parsed by every
+    #: new connection, so more shards make connections slower to open.
+    fts_shards: int = 128
+    #: Access times noted by :meth:`note_access` are written by a background
+    #: thread at most about this many seconds later.
+    access_flush_seconds: float = 1.0
 
     def __init__(
         self,
@@ -828,6 +979,16 @@ class BaseSQLiteArchive:
         self._db = SQLiteDatabase(self.path)
         self._outbox_pending = False
         self._index_broken = False
+        self._fts_count = 1
+        self._fts_known: set[int] = set()  # shard tables known to be committed
+        self._fts_created: set[int] = set()  # shard tables this process created
+        # access times noted but not written yet: record id -> (user id, micros)
+        self._accessed: dict[str, tuple[str, int]] = {}
+        self._flushing: dict[str, tuple[str, int]] = {}
+        self._access_lock = threading.Lock()  # guards the two dicts and the thread
+        self._flush_lock = threading.Lock()  # one flush at a time
+        self._access_stop = threading.Event()
+        self._access_thread: threading.Thread | None = None
         try:
             self.audit = AuditLog(self._db)
             self._create_schema()
@@ -913,22 +1074,82 @@ class BaseSQLiteArchive:
             )
 
     def _check_fts(self) -> None:
-        if self._meta("fts_scheme") == _FTS_SCHEME:
+        stored = self._meta("fts_shards")
+        if self._meta("fts_scheme") == _FTS_SCHEME and stored is not None:
+            self._fts_count = int(stored)
+            with self._db.read() as conn:
+                self._fts_known.update(self._fts_tables(conn))
             return
+        shards = int(self.fts_shards)
+        if shards < 1:
+            raise ValueError(f"fts_shards must be >= 1, got {shards}")
         with self._db.write() as conn:
-            conn.execute("DROP TABLE IF EXISTS records_fts")  # an older scheme's columns
-            conn.execute(
-                "CREATE VIRTUAL TABLE records_fts USING fts5(text, owner, content='', "
-                f"tokenize='{_FTS_TOKENIZE}')"
-            )
+            conn.execute("DROP TABLE IF EXISTS records_fts")  # the single table of older schemes
+            for shard in self._fts_tables(conn):
+                conn.execute(f"DROP TABLE {fts_table(shard)}")
+            self._fts_count = shards
             rows = conn.execute("SELECT rid, text, user_id FROM records").fetchall()
-            conn.executemany(
-                "INSERT INTO records_fts (rowid, text, owner) VALUES (?, ?, ?)",
-                ((rid, fts_document(text), owner_token(user)) for rid, text, user in rows),
-            )
+            by_shard: dict[int, list[tuple[int, str, str]]] = {}
+            for rid, text, user in rows:
+                by_shard.setdefault(fts_shard(user, shards), []).append(
+                    (rid, fts_document(text), owner_token(user))
+                )
+            for shard, items in sorted(by_shard.items()):
+                self._ensure_fts(conn, shard)
+                conn.executemany(
+                    f"INSERT INTO {fts_table(shard)} (rowid, text, owner) VALUES (?, ?, ?)", items
+                )
+            self._set_meta(conn, "fts_shards", str(shards))
             self._set_meta(conn, "fts_scheme", _FTS_SCHEME)
+        self._fts_known.update(by_shard)  # committed now
         if rows:
             logger.warning("rebuilt the keyword index of %s (%d records)", self.path, len(rows))
+
+    @staticmethod
+    def _fts_tables(conn: sqlite3.Connection) -> list[int]:
+        """The keyword shards that have a table (as seen by ``conn``)."""
+        names = conn.execute(
+            "SELECT name FROM sqlite_master WHERE type='table' AND name LIKE 'records_fts_s%'"
+        ).fetchall()
+        return sorted(int(m.group(1)) for (n,) in names if (m := _FTS_SHARD_NAME.fullmatch(n)))
+
+    def _ensure_fts(self, conn: sqlite3.Connection, shard: int) -> None:
+        """Create shard ``shard``'s FTS5 table if needed (inside ``conn``'s write transaction).
+
+        Shard tables are created on first use, so a small archive holds only
+        the shards its users hash to. A table is marked known once it was
+        found committed; one created by the current transaction is not (a
+        rollback would take it away again).
+        """
+        if shard in self._fts_known:
+            return
+        name = fts_table(shard)
+        found = conn.execute(
+            "SELECT 1 FROM sqlite_master WHERE type='table' AND name=?", (name,)
+        ).fetchone()
+        if found is None:
+            conn.execute(
+                f"CREATE VIRTUAL TABLE {name} USING fts5(text, owner, content='', "
+                f"tokenize='{_FTS_TOKENIZE}')"
+            )
+            self._fts_created.add(shard)
+        elif shard not in self._fts_created:
+            self._fts_known.add(shard)
+
+    def _fts_ready(self, shard: int) -> bool:
+        """Whether shard ``shard``'s table exists (committed) - else nobody there has records."""
+        if shard in self._fts_known:
+            return True
+        found = self._db.query(
+            "SELECT 1 FROM sqlite_master WHERE type='table' AND name=?", [fts_table(shard)]
+        )
+        if found and shard not in self._fts_created:  # made by another process: committed
+            self._fts_known.add(shard)
+        return bool(found)
+
+    def _user_fts(self, user_id: str) -> str:
+        """The FTS5 table of ``user_id``'s shard."""
+        return fts_table(fts_shard(user_id, self._fts_count))
 
     # ---- vector index consistency
 
@@ -1105,8 +1326,10 @@ class BaseSQLiteArchive:
             ),
         )
         rid = int(cur.lastrowid or 0)
+        shard = fts_shard(record.user_id, self._fts_count)
+        self._ensure_fts(conn, shard)
         conn.execute(
-            "INSERT INTO records_fts (rowid, text, owner) VALUES (?, ?, ?)",
+            f"INSERT INTO {fts_table(shard)} (rowid, text, owner) VALUES (?, ?, ?)",
             (rid, fts_document(record.text), owner_token(record.user_id)),
         )
         if self.index.needs_outbox:
@@ -1116,8 +1339,11 @@ class BaseSQLiteArchive:
             )
         return rid
 
-    def _remove_rows(self, conn: sqlite3.Connection, rows: Sequence[Sequence[Any]]) -> None:
-        """Delete ``(rid, id, text)`` rows with their FTS entries (inside ``conn``'s tx)."""
+    def _remove_rows(self, conn: sqlite3.Connection, rows: Sequence[Sequence[Any]]) -> set[str]:
+        """Delete ``(rid, id, text)`` rows with their FTS entries (inside ``conn``'s tx).
+
+        Returns the FTS tables they were removed from.
+        """
         owners: dict[int, str] = {}
         for chunk in _chunks([r[0] for r in rows]):
             owners.update(
@@ -1125,10 +1351,17 @@ class BaseSQLiteArchive:
                     f"SELECT rid, user_id FROM records WHERE rid IN ({_marks(len(chunk))})", chunk
                 ).fetchall()
             )
-        conn.executemany(
-            "INSERT INTO records_fts (records_fts, rowid, text, owner) VALUES ('delete', ?, ?, ?)",
-            ((rid, fts_document(text), owner_token(owners[rid])) for rid, _id, text in rows),
-        )
+        by_table: dict[str, list[tuple[int, str, str]]] = {}
+        for rid, _id, text in rows:
+            owner = owners[rid]
+            by_table.setdefault(self._user_fts(owner), []).append(
+                (rid, fts_document(text), owner_token(owner))
+            )
+        for table, items in by_table.items():
+            conn.executemany(
+                f"INSERT INTO {table} ({table}, rowid, text, owner) VALUES ('delete', ?, ?, ?)",
+                items,
+            )
         for chunk in _chunks([r[0] for r in rows]):
             conn.execute(f"DELETE FROM records WHERE rid IN ({_marks(len(chunk))})", chunk)
         if self.index.needs_outbox:
@@ -1136,6 +1369,7 @@ class BaseSQLiteArchive:
                 "INSERT OR REPLACE INTO vector_outbox (rid, record_id, op) VALUES (?, ?, 'delete')",
                 ((rid, rec_id) for rid, rec_id, _t in rows),
             )
+        return set(by_table)
 
     def add(self, records: Sequence[MemoryRecord]) -> None:
         """Store records (idempotent by id) and index them for both searches.
@@ -1316,10 +1550,17 @@ class BaseSQLiteArchive:
     def touch(
         self, ids: Sequence[str], at: datetime | None = None, *, user_id: str | None = None
     ) -> int:
-        """Set ``last_accessed_at`` (default: now) on these records; returns how many."""
+        """Set ``last_accessed_at`` (default: now) on these records; returns how many.
+
+        Written before returning; see :meth:`note_access` for the batched form
+        recall uses.
+        """
         when = to_micros(at or datetime.now(timezone.utc))
         ids = list(dict.fromkeys(ids))
         done = 0
+        with self._flush_lock, self._access_lock:
+            for record_id in ids:  # this later, explicit time wins over a noted one
+                self._accessed.pop(record_id, None)
         with self._db.write() as conn:
             for chunk in _chunks(ids):
                 sql = f"UPDATE records SET last_accessed_at=? WHERE id IN ({_marks(len(chunk))})"
@@ -1329,6 +1570,93 @@ class BaseSQLiteArchive:
                     params.append(user_id)
                 done += conn.execute(sql, params).rowcount
         return done
+
+    def note_access(self, ids: Sequence[str], at: datetime | None = None, *, user_id: str) -> None:
+        """Mark ``user_id``'s records as accessed at ``at`` (default: now), without waiting.
+
+        What recall calls for the records it returns. Unlike :meth:`touch`, the
+        caller does not wait for a write transaction: the access times are
+        kept in memory, written in one batch by a background thread within
+        about :attr:`access_flush_seconds`, and applied meanwhile to every
+        record this archive returns (searches, :meth:`get`, :meth:`records`).
+        Access times only drive recall's recency signal; a crash loses at
+        most the last second or so of them, never a record. Ids of other users
+        are ignored when written.
+
+        Raises:
+            ValueError: for an empty ``user_id`` or a closed archive.
+        """
+        _check_user(user_id)
+        when = to_micros(at or datetime.now(timezone.utc))
+        with self._access_lock:
+            if self.closed or self._access_stop.is_set():
+                raise ValueError(f"the archive {self.path} is closed")
+            for record_id in ids:
+                self._accessed[record_id] = (user_id, when)
+            if self._access_thread is None or not self._access_thread.is_alive():  # or forked
+                self._access_thread = threading.Thread(
+                    target=self._access_loop, name=f"archive-access-{self.path.name}", daemon=True
+                )
+                self._access_thread.start()
+
+    def _access_loop(self) -> None:
+        while not self._access_stop.wait(self.access_flush_seconds):
+            try:
+                self.flush_access()
+            except Exception as exc:  # noqa: BLE001 - kept and retried on the next round
+                logger.warning("writing access times failed (%r); will retry", exc)
+
+    def flush_access(self) -> int:
+        """Write the access times noted by :meth:`note_access` now; returns how many rows.
+
+        On failure the noted times are kept for the next attempt.
+        """
+        with self._flush_lock:
+            with self._access_lock:
+                pending, self._accessed = self._accessed, {}
+                self._flushing = pending
+            if not pending:
+                return 0
+            groups: dict[tuple[str, int], list[str]] = {}
+            for record_id, (user, when) in pending.items():
+                groups.setdefault((user, when), []).append(record_id)
+            done = 0
+            try:
+                with self._db.write() as conn:
+                    for (user, when), ids in groups.items():
+                        for chunk in _chunks(ids):
+                            done += conn.execute(
+                                f"UPDATE records SET last_accessed_at=? WHERE user_id=? AND id "
+                                f"IN ({_marks(len(chunk))})",
+                                [when, user, *chunk],
+                            ).rowcount
+            except BaseException:
+                with self._access_lock:  # keep them, unless noted again meanwhile
+                    for record_id, noted in pending.items():
+                        self._accessed.setdefault(record_id, noted)
+                raise
+            finally:
+                with self._access_lock:
+                    self._flushing = {}
+            return done
+
+    def _forget_access(self, user_id: str, ids: Iterable[str] | None = None) -> None:
+        """Drop noted access times of forgotten records (all of the user's if ``ids`` is None)."""
+        with self._flush_lock, self._access_lock:
+            if ids is None:
+                self._accessed = {k: v for k, v in self._accessed.items() if v[0] != user_id}
+            else:
+                for record_id in ids:
+                    self._accessed.pop(record_id, None)
+
+    def _hydrate(self, row: Sequence[Any]) -> MemoryRecord:
+        """The record of a ``records`` row, with any access time noted but not written yet."""
+        record = _row_record(row)
+        if self._accessed or self._flushing:
+            noted = self._accessed.get(record.id) or self._flushing.get(record.id)
+            if noted is not None and noted[0] == record.user_id:
+                record = replace(record, last_accessed_at=from_micros(noted[1]))
+        return record
 
     # ---- forgetting
 
@@ -1386,8 +1714,9 @@ class BaseSQLiteArchive:
             with self._db.write() as conn:
                 rows = select(conn)
                 if rows:
-                    self._remove_rows(conn, rows)
-                    conn.execute("INSERT INTO records_fts (records_fts) VALUES ('optimize')")
+                    # merge the shard's segments so none keeps the forgotten terms
+                    for table in sorted(self._remove_rows(conn, rows)):
+                        conn.execute(f"INSERT INTO {table} ({table}) VALUES ('optimize')")
                 if whole_user:
                     self.audit.delete_user(conn, user_id)
                     payload: dict[str, Any] = {"forgotten": True, "records": len(rows)}
@@ -1407,6 +1736,7 @@ class BaseSQLiteArchive:
             finally:
                 if rows or whole_user:
                     self._db.checkpoint()
+        self._forget_access(user_id, None if whole_user else [str(r[1]) for r in rows])
         logger.info("deleted %d records of user %s", len(rows), user_id)
         return len(rows)
 
@@ -1422,7 +1752,7 @@ class BaseSQLiteArchive:
                 sql += " AND user_id=?"
                 params.append(user_id)
             for row in self._db.query(sql, params):
-                found[row[1]] = _row_record(row)
+                found[row[1]] = self._hydrate(row)
         return [found[i] for i in ids if i in found]
 
     def records(
@@ -1440,7 +1770,7 @@ class BaseSQLiteArchive:
         rows = self._db.query(
             f"SELECT {_R_COLS} FROM records r WHERE {where} ORDER BY r.created_at, r.rid", params
         )
-        return [_row_record(row) for row in rows]
+        return [self._hydrate(row) for row in rows]
 
     def count(self, user_id: str | None = None) -> int:
         """Number of records (of one user, or all)."""
@@ -1464,20 +1794,33 @@ class BaseSQLiteArchive:
         The score is FTS5's ``bm25()`` negated (higher is better). Any user
         text is safe: it is turned into quoted terms ORed together
         (:func:`fts_query`); text without terms returns ``[]``.
+
+        FTS5 ranks the user's matches inside the user's shard and returns the
+        best ``n`` row ids; only those records are read. Thread, kind and time
+        filters are applied to the ranked ids (over-fetching ``overfetch``
+        times, then fourfold, until ``n`` pass or the matches run out), so
+        the result is the exact best ``n`` that pass the filter.
         """
         flt = RecordFilter(user_id, thread_id, cast(Any, kinds), since, until)
         match = fts_query(query)
         if match is None or n <= 0:
             return []
+        shard = fts_shard(user_id, self._fts_count)
+        if not self._fts_ready(shard):
+            return []  # nobody in this shard has records yet
+        table = fts_table(shard)
         match = f'owner : "{owner_token(user_id)}" AND text : ({match})'
-        where, params = flt.sql("r")
-        rows = self._db.query(
-            f"SELECT {_R_COLS}, bm25(records_fts, 1.0, 0.0) AS rank FROM records_fts "
-            f"JOIN records r ON r.rid = records_fts.rowid "
-            f"WHERE records_fts MATCH ? AND {where} ORDER BY rank LIMIT ?",
-            [match, *params, int(n)],
+        sql = (
+            f"SELECT rowid, bm25({table}, 1.0, 0.0) AS score FROM {table} "
+            f"WHERE {table} MATCH ? ORDER BY score, rowid LIMIT ?"
         )
-        return [(_row_record(row), -float(row[-1])) for row in rows]
+        limit = int(n) if flt.user_only else int(n) * max(1, self.overfetch)
+        while True:
+            hits = self._db.query(sql, [match, limit])
+            found = self._resolve([(int(rid), -float(rank)) for rid, rank in hits], flt)
+            if len(found) >= n or len(hits) < limit:
+                return found[:n]
+            limit *= 4
 
     def _query_vector(self, query: Sequence[float] | np.ndarray) -> np.ndarray:
         vector = np.asarray(query, dtype=np.float32).reshape(-1)
@@ -1487,8 +1830,13 @@ class BaseSQLiteArchive:
 
     def _candidates(self, flt: RecordFilter) -> np.ndarray:
         where, params = flt.sql("r")
-        rows = self._db.query(f"SELECT r.rid FROM records r WHERE {where}", params)
-        return np.fromiter((r[0] for r in rows), dtype=np.int64, count=len(rows))
+        # one comma-separated string instead of a Python tuple per row (3x faster; the
+        # rows come in the same order, that of the index the filter uses)
+        rows = self._db.query(f"SELECT group_concat(r.rid) FROM records r WHERE {where}", params)
+        text = rows[0][0] if rows else None
+        if not text:
+            return np.empty(0, dtype=np.int64)
+        return np.fromstring(text, dtype=np.int64, sep=",")
 
     def _resolve(
         self, hits: Sequence[tuple[int, float]], flt: RecordFilter
@@ -1499,13 +1847,16 @@ class BaseSQLiteArchive:
             best.setdefault(rid, score)
         found: dict[int, MemoryRecord] = {}
         where, params = flt.sql("r")
+        hydrate = self._hydrate if self._accessed or self._flushing else _row_record
         for chunk in _chunks(list(best)):
+            # NOT INDEXED: look the hits up by row id; left to itself the planner walks
+            # the user's whole (user_id, ...) index and reads every one of their rows
             rows = self._db.query(
-                f"SELECT {_R_COLS} FROM records r WHERE r.rid IN ({_marks(len(chunk))}) "
-                f"AND {where}",
+                f"SELECT {_R_COLS} FROM records r NOT INDEXED "
+                f"WHERE r.rid IN ({_marks(len(chunk))}) AND {where}",
                 [*chunk, *params],
             )
-            found.update((int(row[0]), _row_record(row)) for row in rows)
+            found.update((int(row[0]), hydrate(row)) for row in rows)
         return [(found[rid], score) for rid, score in best.items() if rid in found]
 
     def dense_search(
@@ -1573,7 +1924,17 @@ class BaseSQLiteArchive:
         return self._db.closed
 
     def close(self) -> None:
-        """Write the vector index if needed and close the database (idempotent)."""
+        """Write pending access times and the vector index, close the database (idempotent)."""
+        with self._access_lock:
+            self._access_stop.set()
+            thread, self._access_thread = self._access_thread, None
+        if thread is not None:
+            thread.join()
+        if not self._db.closed:
+            try:  # before taking the database lock: a flush takes its own lock first
+                self.flush_access()
+            except Exception:
+                logger.exception("could not write the last access times of %s", self.path)
         with self._db.lock:
             if self._db.closed:
                 return

@@ -339,6 +339,7 @@ def bench_overhead(
         for column in (
             "records",
             "recall p50 / p95",
+            "recall CPU p50 / p95",
             "search p50 / p95",
             "add p50 / p95 / max",
             "bytes/record",
@@ -348,6 +349,7 @@ def bench_overhead(
             table.add_row(
                 f"{int(size):,}",
                 f"{row['recall_p50_ms']} / {row['recall_p95_ms']} ms",
+                f"{row['recall_cpu_p50_ms']} / {row['recall_cpu_p95_ms']} ms",
                 f"{row['search_p50_ms']} / {row['search_p95_ms']} ms",
                 f"{row['add_p50_ms']} / {row['add_p95_ms']} / {row['add_max_ms']} ms",
                 str(row["bytes_per_record"]),
