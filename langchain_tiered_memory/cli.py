@@ -348,11 +348,11 @@ def bench_overhead(
         for size, row in result[key].items():
             table.add_row(
                 f"{int(size):,}",
-                f"{row['recall_p50_ms']} / {row['recall_p95_ms']} ms",
-                f"{row['recall_cpu_p50_ms']} / {row['recall_cpu_p95_ms']} ms",
-                f"{row['search_p50_ms']} / {row['search_p95_ms']} ms",
-                f"{row['add_p50_ms']} / {row['add_p95_ms']} / {row['add_max_ms']} ms",
-                str(row["bytes_per_record"]),
+                f"{row['recall_p50_ms']:.1f} / {row['recall_p95_ms']:.1f} ms",
+                f"{row['recall_cpu_p50_ms']:.1f} / {row['recall_cpu_p95_ms']:.1f} ms",
+                f"{row['search_p50_ms']:.1f} / {row['search_p95_ms']:.1f} ms",
+                f"{row['add_p50_ms']:.1f} / {row['add_p95_ms']:.1f} / {row['add_max_ms']:,.0f} ms",
+                f"{row['bytes_per_record']:,.0f}",
             )
         console.print(table)
     console.print(
