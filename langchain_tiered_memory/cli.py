@@ -630,10 +630,6 @@ def _print_breakdown(
     console.print(table)
 
 
-if __name__ == "__main__":  # pragma: no cover
-    app()
-
-
 @bench_app.command("qa")
 def bench_qa(
     model: Annotated[
@@ -714,3 +710,7 @@ def bench_qa(
         )
     console.print(table)
     write_json(result, out)
+
+
+if __name__ == "__main__":  # pragma: no cover
+    app()
