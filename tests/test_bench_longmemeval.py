@@ -1,4 +1,8 @@
-"""The LongMemEval retrieval bench: metrics, peers, CLI (small fixture, fake embedders)."""
+"""The LongMemEval retrieval bench: metrics, peers, CLI.
+
+The fixture is synthetic (invented sessions in the LongMemEval format, written
+for these tests); the real data is read from ../shared/data by the bench only.
+"""
 
 from __future__ import annotations
 
@@ -20,7 +24,7 @@ from langchain_tiered_memory.bench.longmemeval import (
 )
 from langchain_tiered_memory.cli import app
 
-FIXTURE = Path(__file__).parent / "fixtures" / "longmemeval_mini.json"
+FIXTURE = Path(__file__).parent / "fixtures" / "synthetic_longmemeval.json"
 
 
 class StemEmbeddings(Embeddings):
