@@ -102,6 +102,19 @@ def _dumps(value: Any) -> str:
     return json.dumps(value, default=_json_default, ensure_ascii=False, separators=(",", ":"))
 
 
+#: Times a read is tried when another connection changes the schema under it.
+_SCHEMA_RETRIES = 20
+
+
+def _is_schema_race(exc: sqlite3.OperationalError) -> bool:
+    """Whether ``exc`` is SQLite's transient "the schema changed meanwhile" error."""
+    name = getattr(exc, "sqlite_errorname", None)
+    if name is not None:
+        return bool(name == "SQLITE_SCHEMA")
+    text = str(exc)
+    return "vtable constructor failed" in text or "schema has changed" in text
+
+
 class SQLiteDatabase:
     """Thread-safe access to one SQLite file, shared by the archive and the audit log.
 
@@ -205,9 +218,23 @@ class SQLiteDatabase:
                 self._idle.put(conn)
 
     def query(self, sql: str, params: Iterable[Any] = ()) -> list[tuple[Any, ...]]:
-        """Run a read query and return all rows."""
-        with self.read() as conn:
-            return conn.execute(sql, tuple(params)).fetchall()
+        """Run a read query and return all rows.
+
+        A read that meets a schema change made by another connection at that
+        moment (``SQLITE_SCHEMA``, e.g. "vtable constructor failed" while a
+        new FTS5 table is committed) is retried; reads change nothing, so a
+        retry is safe.
+        """
+        values = tuple(params)
+        for attempt in range(_SCHEMA_RETRIES):
+            try:
+                with self.read() as conn:
+                    return conn.execute(sql, values).fetchall()
+            except sqlite3.OperationalError as exc:
+                if not _is_schema_race(exc) or attempt == _SCHEMA_RETRIES - 1:
+                    raise
+                time.sleep(0.001 * (attempt + 1))
+        raise AssertionError("unreachable")  # pragma: no cover
 
     def checkpoint(self, *, attempts: int = 50) -> bool:
         """Copy the WAL into the database file and truncate the WAL to 0 bytes.

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import threading
+import time
 from datetime import datetime, timezone
 from pathlib import Path
 
@@ -114,3 +116,50 @@ def test_archive_writes_events_without_memory_text(tmp_path: Path) -> None:
             ("delete", {"forgotten": True, "records": 1})
         ]
         assert [e.kind for e in archive.audit.events("bob")] == ["recall"]
+
+
+def test_reads_survive_tables_created_by_another_connection(tmp_path: Path) -> None:
+    """Reading an FTS5 table while another connection commits new ones never fails.
+
+    SQLite reports ``SQLITE_SCHEMA`` ("vtable constructor failed") when a
+    reader connects a virtual table while the schema changes under it; the
+    archive creates keyword-shard tables on first use while others recall.
+    """
+    db = SQLiteDatabase(tmp_path / "x.sqlite")
+    created: list[str] = []
+    errors: list[BaseException] = []
+    rows: list[int] = []
+    done = threading.Event()
+
+    def create_tables() -> None:
+        try:
+            for i in range(150):
+                with db.write() as conn:
+                    conn.execute(f"CREATE VIRTUAL TABLE t{i} USING fts5(text, content='')")
+                    conn.execute(f"INSERT INTO t{i} (rowid, text) VALUES (1, 'hello world')")
+                created.append(f"t{i}")
+        finally:
+            done.set()
+
+    def read_tables() -> None:
+        while not done.is_set():
+            if not created:
+                time.sleep(0.001)
+                continue
+            table = created[-1]
+            try:
+                rows.extend(
+                    r[0] for r in db.query(f"SELECT rowid FROM {table} WHERE {table} MATCH 'hello'")
+                )
+            except BaseException as exc:  # noqa: BLE001 - reported below
+                errors.append(exc)
+
+    threads = [threading.Thread(target=read_tables) for _ in range(4)]
+    threads.append(threading.Thread(target=create_tables))
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(timeout=120)
+    db.close()
+    assert not errors, errors[:3]
+    assert rows and set(rows) == {1}
