@@ -21,6 +21,7 @@ from langchain_tiered_memory.archive import (
     FaissIndex,
     InMemoryTurnArchive,
     SQLiteArchive,
+    VectorEntry,
     fts_document,
     fts_query,
     turn_record_id,
@@ -198,6 +199,62 @@ def test_crash_before_index_write_is_repaired(path: Path, axis: AxisEmbeddings) 
     with SQLiteArchive(path, embeddings=axis) as c:
         assert c.index.ids() is not None and len(c.index.ids() or ()) == 3
         assert c.dense_search("tokyo", user_id="ana", n=1)[0][0].id == "f3"
+
+
+def test_index_file_behind_the_records_is_caught_up_not_rebuilt(
+    path: Path, axis: AxisEmbeddings, caplog: pytest.LogCaptureFixture
+) -> None:
+    """A crash between index saves: missing vectors come from SQLite, deleted ones go."""
+    with SQLiteArchive(path, embeddings=axis) as a:
+        a.add([fact("ana", f"{w} fact", f"f{i}") for i, w in enumerate(AxisEmbeddings.VOCAB[:4])])
+        old_file = a.index_path.read_bytes()  # the file as saved before the crash
+        gone = a.dense_search("peanut", user_id="ana", n=1)[0][0]
+        a.delete([gone.id], user_id="ana")
+        a.add(
+            [fact("ana", f"{w} fact", f"f{i + 4}") for i, w in enumerate(AxisEmbeddings.VOCAB[4:])]
+        )
+        rids = a.index.ids()
+        index_path = a.index_path
+    index_path.write_bytes(old_file)  # 4 vectors newer than the file, 1 deleted since
+    calls_before = len(axis.document_calls)
+    with caplog.at_level(logging.INFO), SQLiteArchive(path, embeddings=axis) as b:
+        assert "caught up with its records: 4 added, 1 removed" in caplog.text
+        assert "rebuilding" not in caplog.text
+        assert b.index.ids() == rids
+        assert len(axis.document_calls) == calls_before  # vectors came from SQLite
+        for i, word in enumerate(AxisEmbeddings.VOCAB[1:], start=1):
+            assert b.dense_search(word, user_id="ana", n=1)[0][0].id == f"f{i}"
+        assert all(r.id != "f0" for r, _ in b.dense_search("peanut", user_id="ana", n=8))
+    reread = faiss.read_index(str(index_path))  # the repaired index was saved at once
+    assert set(faiss.vector_to_array(reread.id_map).tolist()) == rids
+
+
+def test_big_index_file_is_written_less_often(tmp_path: Path) -> None:
+    """Saves come every ``max(save_every, ntotal // save_fraction)`` adds."""
+    index = FaissIndex(tmp_path / "v.faiss", dim=4, save_every=1)
+    vectors = np.eye(4, dtype=np.float32)
+
+    def entries(start: int, n: int) -> list[VectorEntry]:
+        return [
+            VectorEntry(rid, fact("ana", "x", f"r{rid}"), vectors[rid % 4])
+            for rid in range(start, start + n)
+        ]
+
+    def saved() -> int:
+        return int(faiss.read_index(str(index.path)).ntotal)
+
+    index.add(entries(0, 640))
+    index.flush()
+    assert saved() == 640  # 640 >= max(1, 0 // 64)
+    index.add(entries(640, 9))
+    index.flush()
+    assert saved() == 640  # 9 < 649 // 64 = 10: not yet
+    index.add(entries(649, 1))
+    index.flush()
+    assert saved() == 650
+    index.add(entries(650, 1))
+    index.flush(force=True)
+    assert saved() == 651
 
 
 def test_dimension_mismatch_with_existing_archive(path: Path) -> None:
