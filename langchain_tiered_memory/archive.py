@@ -1214,7 +1214,7 @@ class BaseSQLiteArchive:
             return
         missing = sorted(set(expected) - indexed)
         extra = sorted(indexed - set(expected))
-        if not missing and not extra or 2 * len(extra) > len(indexed):
+        if (not missing and not extra) or 2 * len(extra) > len(indexed):
             return  # in step, or mostly unknown ids: not a file that merely lags
         entries: list[VectorEntry] = []
         for chunk in _chunks(missing):
