@@ -50,8 +50,9 @@ class MemoryStore:
         embeddings: Any LangChain ``Embeddings``, an embedder name (``"minilm"``,
             ``"e5"`` for Chinese and other languages) or ``None`` for the
             offline default.
-        index_save_every: Rewrite the FAISS file every this many writes (and
-            on close); the index is rebuilt from SQLite if a crash left it stale.
+        index_save_every: Rewrite the FAISS file every this many writes, or
+            every ``ntotal // 64`` once the index is big (and on close); a
+            file that a crash left behind is caught up from SQLite on open.
 
     Raises:
         ValueError: if the parent directory does not exist, or the archive was
