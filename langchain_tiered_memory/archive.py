@@ -39,9 +39,10 @@ import random
 import re
 import sqlite3
 import threading
+import time
 import unicodedata
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, NamedTuple, Protocol, TypeVar, cast, get_args
@@ -57,6 +58,7 @@ from langchain_tiered_memory.audit import (
     to_micros,
     validate_db_path,
 )
+from langchain_tiered_memory.ivf import InvertedLists
 from langchain_tiered_memory.records import MemoryRecord, RecordKind
 from langchain_tiered_memory.turns import Turn
 
@@ -76,6 +78,7 @@ __all__ = [
     "fts_query",
     "fts_shard",
     "fts_table",
+    "fts_terms",
     "owner_token",
     "record_from_dict",
     "record_to_dict",
@@ -482,6 +485,27 @@ def fts_table(shard: int) -> str:
     return f"records_fts_s{int(shard)}"
 
 
+def fts_terms(text: str) -> list[str]:
+    """The quoted FTS5 terms of free user text (see :func:`fts_query`).
+
+    Example:
+        >>> fts_terms("Where is the café?")
+        ['"café"']
+    """
+    terms: list[str] = []
+    stop: list[str] = []
+    for cjk, run in _runs(text):
+        if cjk and len(run) > 1:
+            terms.extend(f'"{g}"' for g in _bigrams(run))
+        elif cjk:
+            terms.append(f'"{run}"*')
+        elif run.lower() in _STOPWORDS:
+            stop.append(f'"{run.lower()}"')
+        else:
+            terms.append('"' + run.lower().replace('"', '""') + '"')
+    return list(dict.fromkeys(terms or stop))[:_MAX_QUERY_TERMS]
+
+
 def fts_query(text: str) -> str | None:
     """A safe FTS5 ``MATCH`` expression for free user text (``None`` if it has no terms).
 
@@ -499,18 +523,7 @@ def fts_query(text: str) -> str | None:
         >>> fts_query("猫"), fts_query("?!")
         ('"猫"*', None)
     """
-    terms: list[str] = []
-    stop: list[str] = []
-    for cjk, run in _runs(text):
-        if cjk and len(run) > 1:
-            terms.extend(f'"{g}"' for g in _bigrams(run))
-        elif cjk:
-            terms.append(f'"{run}"*')
-        elif run.lower() in _STOPWORDS:
-            stop.append(f'"{run.lower()}"')
-        else:
-            terms.append('"' + run.lower().replace('"', '""') + '"')
-    chosen = list(dict.fromkeys(terms or stop))[:_MAX_QUERY_TERMS]
+    chosen = fts_terms(text)
     return " OR ".join(chosen) if chosen else None
 
 
@@ -623,12 +636,21 @@ class FaissIndex:
     temporary file that is fsynced and then ``os.replace``-d over ``path``, so
     the file on disk is always a complete index.
 
-    Filtered search uses ``SearchParameters(sel=IDSelectorBatch(ids))`` with
-    the row ids that pass the SQL filter (user, thread, kinds, time). With a
-    flat index this is exact: FAISS scans the vectors once, skips every id not
-    in the set (a bloom-filtered hash lookup), and returns the true top ``k``
-    of the user's filtered records - no over-fetching, no "too few passed the
-    filter" retries, and another user's vector can never be a result.
+    Filtered search scores only the row ids that pass the SQL filter (user,
+    thread, kinds, time): up to :attr:`direct_limit` of them directly from
+    their stored vectors, more through
+    ``SearchParameters(sel=IDSelectorBatch(ids))``. Both are exact: the true
+    top ``k`` of the user's filtered records - no over-fetching, no "too few
+    passed the filter" retries, and another user's vector can never be a
+    result.
+
+    A user with more than :attr:`ann_min_vectors` vectors gets an approximate
+    index of their own (:class:`~langchain_tiered_memory.ivf.InvertedLists`,
+    built in a background thread on their first search, or at once by
+    :meth:`warm_user`): a search that filters by user only then scores about
+    :attr:`ann_probe_rows` of their vectors, those in the k-means cells
+    closest to the query. Until it is ready, and for searches with more
+    filters, search stays exact.
 
     Args:
         path: The index file.
@@ -651,6 +673,11 @@ class FaissIndex:
     #: the adds' time.
     save_fraction = 64
 
+    #: A user with at least this many vectors gets an approximate index.
+    ann_min_vectors = 50_000
+    #: About this many of a big user's vectors are scored per search.
+    ann_probe_rows = 16_384
+
     def __init__(self, path: Path, *, dim: int | None, save_every: int = 1) -> None:
         import faiss
 
@@ -664,6 +691,10 @@ class FaissIndex:
         self._index: Any = None
         self._unsaved = 0
         self._load_error: str | None = None
+        # per-user approximate indexes, and the builds under way (their log of
+        # the adds and removes made meanwhile, replayed when the build ends)
+        self._ivf: dict[str, InvertedLists] = {}
+        self._ivf_jobs: dict[str, _IvfJob] = {}
         if path.exists():
             self._load()
 
@@ -707,6 +738,20 @@ class FaissIndex:
                 self._index = self._new(self.dim)
             self._index.add_with_ids(vectors, ids)
             self._unsaved += len(entries)
+            if self._ivf or self._ivf_jobs:
+                self._ivf_add([e.record.user_id for e in entries], ids, vectors)
+
+    def _ivf_add(self, users: Sequence[str], ids: np.ndarray, vectors: np.ndarray) -> None:
+        """File new vectors in their users' approximate indexes (call under the lock)."""
+        owners = np.asarray(users, dtype=object)
+        for user in set(users) & (self._ivf.keys() | self._ivf_jobs.keys()):
+            mask = owners == user
+            if (job := self._ivf_jobs.get(user)) is not None:
+                job.log.append((ids[mask], vectors[mask]))
+            if (lists := self._ivf.get(user)) is not None:
+                lists.add(ids[mask], vectors[mask])
+                if len(lists) > 2 * lists.built_size and user not in self._ivf_jobs:
+                    self._start_ivf_build(user, lists.ids())  # grown: re-cluster
 
     #: Up to this many candidates are scored directly from their stored vectors.
     direct_limit = 50_000
@@ -727,15 +772,28 @@ class FaissIndex:
         return out
 
     def search(self, query: DenseQuery, k: int) -> list[tuple[int, float]]:
-        """Exact top ``k`` among the query's candidate row ids (cosine, best first)."""
+        """Top ``k`` among the query's candidate row ids (cosine, best first).
+
+        Exact, except for a big user's search by user only once their
+        approximate index is ready (see the class docstring).
+        """
         if query.vector is None:
             raise ValueError("FaissIndex searches by vector; embed the query first")
         if self.ntotal == 0 or k <= 0:
             return []
+        xq = np.ascontiguousarray(query.vector.reshape(1, -1), dtype=np.float32)
+        user = query.filter.user_id
+        if query.filter.user_only and user in self._ivf:
+            approximate = self._search_ivf(user, xq[0], k)
+            if approximate is not None:
+                return approximate
         candidates = np.ascontiguousarray(query.candidates(), dtype=np.int64)
         if candidates.size == 0:
             return []
-        xq = np.ascontiguousarray(query.vector.reshape(1, -1), dtype=np.float32)
+        if query.filter.user_only and candidates.size >= self.ann_min_vectors:
+            with self._lock:
+                if user not in self._ivf_jobs:
+                    self._start_ivf_build(user, candidates)
         with self._lock:
             if self._index is None:
                 return []
@@ -768,6 +826,85 @@ class FaissIndex:
             if self._index is not None:
                 self._index.remove_ids(ids)
             self._unsaved += 1
+            for lists in self._ivf.values():
+                lists.remove(ids)
+            for job in self._ivf_jobs.values():
+                job.log.append((ids, None))
+
+    # ---- per-user approximate indexes
+
+    def _search_ivf(self, user: str, query: np.ndarray, k: int) -> list[tuple[int, float]] | None:
+        """Top ``k`` of ``user``'s vectors in the cells nearest ``query`` (``None``: no index)."""
+        with self._lock:
+            lists = self._ivf.get(user)
+            if lists is None or self._index is None:
+                return None
+            ids, scores = lists.search(query, k, self.ann_probe_rows)
+        return [(int(i), float(s)) for i, s in zip(ids, scores, strict=True)]
+
+    def _start_ivf_build(self, user: str, ids: np.ndarray) -> threading.Thread:
+        """Build ``user``'s approximate index from ``ids`` in a thread (call under the lock)."""
+        job = _IvfJob()
+        self._ivf_jobs[user] = job
+        thread = threading.Thread(
+            target=self._build_ivf, args=(user, np.array(ids, dtype=np.int64), job), daemon=True
+        )
+        job.thread = thread
+        thread.start()
+        return thread
+
+    def _build_ivf(self, user: str, ids: np.ndarray, job: _IvfJob) -> None:
+        started = time.perf_counter()
+        try:
+            with self._lock:
+                if self._index is None or self._ivf_jobs.get(user) is not job:
+                    return
+                vectors = self._reconstruct(ids)
+            lists = InvertedLists.build(ids, vectors)
+            with self._lock:
+                if self._ivf_jobs.get(user) is not job:
+                    return  # the index was rebuilt meanwhile
+                for changed, new_vectors in job.log:
+                    if new_vectors is None:
+                        lists.remove(changed)
+                    else:
+                        lists.add(changed, new_vectors)
+                self._ivf[user] = lists
+            logger.info(
+                "approximate vector index for a user with %d vectors built in %.1f s (%d cells)",
+                len(lists),
+                time.perf_counter() - started,
+                lists.cells,
+            )
+        except Exception as exc:  # noqa: BLE001 - searches stay exact; the next big one retries
+            logger.warning("building a user's approximate vector index failed: %r", exc)
+        finally:
+            with self._lock:
+                if self._ivf_jobs.get(user) is job:
+                    del self._ivf_jobs[user]
+
+    def warm_user(self, user: str, candidates: Callable[[], np.ndarray]) -> bool:
+        """Build ``user``'s approximate index now if they are big enough; True if they have one.
+
+        ``candidates`` returns the user's row ids (called only when needed).
+        """
+        with self._lock:
+            job = self._ivf_jobs.get(user)
+            if job is None and user not in self._ivf:
+                ids = np.asarray(candidates(), dtype=np.int64)
+                if ids.size >= self.ann_min_vectors:
+                    job = self._ivf_jobs.get(user)
+                    if job is None:
+                        self._start_ivf_build(user, ids)
+                        job = self._ivf_jobs.get(user)
+        if job is not None and job.thread is not None:
+            job.thread.join()
+        return user in self._ivf
+
+    def _drop_ivf(self) -> None:
+        """Forget every approximate index and build (call under the lock)."""
+        self._ivf.clear()
+        self._ivf_jobs.clear()
 
     def ids(self) -> set[int]:
         """The indexed row ids."""
@@ -799,6 +936,7 @@ class FaissIndex:
     def rebuild(self, entries: Sequence[VectorEntry]) -> None:
         """Replace the index with ``entries``."""
         with self._lock:
+            self._drop_ivf()
             self._index = None
             self._load_error = None
             if entries:
@@ -846,8 +984,24 @@ class FaissIndex:
             os.close(dir_fd)
 
     def close(self) -> None:
-        """Write pending changes."""
+        """Write pending changes (after any approximate-index build has ended)."""
+        with self._lock:
+            threads = [job.thread for job in self._ivf_jobs.values() if job.thread is not None]
+        for thread in threads:
+            thread.join()
         self.flush(force=True)
+
+
+@dataclass
+class _IvfJob:
+    """A per-user approximate-index build under way.
+
+    ``log`` holds the adds ``(ids, vectors)`` and removes ``(ids, None)``
+    made while it runs, replayed in order when it ends.
+    """
+
+    log: list[tuple[np.ndarray, np.ndarray | None]] = field(default_factory=list)
+    thread: threading.Thread | None = None
 
 
 # --------------------------------------------------------------------------- archive
@@ -976,6 +1130,11 @@ class BaseSQLiteArchive:
     #: Access times noted by :meth:`note_access` are written by a background
     #: thread at most about this many seconds later.
     access_flush_seconds: float = 1.0
+    #: Keyword search ranks a user's matches exactly (FTS5 ``bm25``) up to this
+    #: many records; a bigger user's search is bounded (see :meth:`keyword_search`).
+    keyword_exact_limit: int = 20_000
+    #: In a bounded keyword search, at most this many matches are read per term.
+    keyword_term_cap: int = 1_000
 
     def __init__(
         self,
@@ -991,6 +1150,7 @@ class BaseSQLiteArchive:
         self._fts_count = 1
         self._fts_known: set[int] = set()  # shard tables known to be committed
         self._fts_created: set[int] = set()  # shard tables this process created
+        self._user_sizes: dict[str, int] = {}  # records per user, counted once, kept current
         # access times noted but not written yet: record id -> (user id, micros)
         self._accessed: dict[str, tuple[str, int]] = {}
         self._flushing: dict[str, tuple[str, int]] = {}
@@ -1463,6 +1623,9 @@ class BaseSQLiteArchive:
                 self._audit_added(conn, [e.record for e in entries], page_out=page_out)
             if vectors is not None and self._dim is None:
                 self._dim = int(vectors.shape[1])
+            for entry in entries:
+                if entry.record.user_id in self._user_sizes:
+                    self._user_sizes[entry.record.user_id] += 1
 
             def update() -> None:
                 self.index.add(entries)
@@ -1756,6 +1919,7 @@ class BaseSQLiteArchive:
     ) -> int:
         self._before_write()
         with self._db.lock:
+            self._user_sizes.pop(user_id, None)
             with self._db.write() as conn:
                 rows = select(conn)
                 if rows:
@@ -1845,16 +2009,36 @@ class BaseSQLiteArchive:
         filters are applied to the ranked ids (over-fetching ``overfetch``
         times, then fourfold, until ``n`` pass or the matches run out), so
         the result is the exact best ``n`` that pass the filter.
+
+        A user with more than :attr:`keyword_exact_limit` records gets a
+        bounded search instead, since exact BM25 must score every match (a
+        word in a quarter of a million records costs a quarter of a second):
+        each term's matches are read newest first, at most
+        :attr:`keyword_term_cap` of them, and a record scores the sum of the
+        BM25 IDFs of the terms it contains. A term with no more matches than
+        the cap (a name, a number, a rare word: what keyword search is for)
+        is searched completely; a commoner one only among its newest matches,
+        and weighs little anyway. Term frequency and record length are
+        ignored there.
         """
         flt = RecordFilter(user_id, thread_id, cast(Any, kinds), since, until)
-        match = fts_query(query)
-        if match is None or n <= 0:
+        terms = fts_terms(query)
+        if not terms or n <= 0:
             return []
         shard = fts_shard(user_id, self._fts_count)
         if not self._fts_ready(shard):
             return []  # nobody in this shard has records yet
         table = fts_table(shard)
-        match = f'owner : "{owner_token(user_id)}" AND text : ({match})'
+        if self._user_size(user_id) > self.keyword_exact_limit:
+            ranked = self._bounded_keyword_hits(table, user_id, terms)
+            found: list[tuple[MemoryRecord, float]] = []
+            step = int(n) if flt.user_only else int(n) * max(1, self.overfetch)
+            for start in range(0, len(ranked), step):
+                found += self._resolve(ranked[start : start + step], flt)
+                if len(found) >= n:
+                    break
+            return found[:n]
+        match = f'owner : "{owner_token(user_id)}" AND text : ({" OR ".join(terms)})'
         sql = (
             f"SELECT rowid, bm25({table}, 1.0, 0.0) AS score FROM {table} "
             f"WHERE {table} MATCH ? ORDER BY score, rowid LIMIT ?"
@@ -1866,6 +2050,31 @@ class BaseSQLiteArchive:
             if len(found) >= n or len(hits) < limit:
                 return found[:n]
             limit *= 4
+
+    def _user_size(self, user_id: str) -> int:
+        """How many records ``user_id`` has (counted once, then kept current by writes)."""
+        size = self._user_sizes.get(user_id)
+        if size is None:
+            size = self.count(user_id)
+            self._user_sizes[user_id] = size
+        return size
+
+    def _bounded_keyword_hits(
+        self, table: str, user_id: str, terms: Sequence[str]
+    ) -> list[tuple[int, float]]:
+        """``(rowid, score)`` of a big user's keyword matches, best first (see keyword_search)."""
+        cap = max(1, int(self.keyword_term_cap))
+        total = max(1, self._user_size(user_id))
+        owner = owner_token(user_id)
+        sql = f"SELECT rowid FROM {table} WHERE {table} MATCH ? ORDER BY rowid DESC LIMIT ?"
+        scores: dict[int, float] = {}
+        for term in terms:
+            rows = self._db.query(sql, [f'owner : "{owner}" AND text : {term}', cap + 1])
+            found = len(rows)  # a lower bound of the term's matches when it reached cap + 1
+            idf = math.log(1.0 + (total - found + 0.5) / (found + 0.5))
+            for (rid,) in rows[:cap]:
+                scores[int(rid)] = scores.get(int(rid), 0.0) + idf
+        return sorted(scores.items(), key=lambda hit: (-hit[1], -hit[0]))
 
     def _query_vector(self, query: Sequence[float] | np.ndarray) -> np.ndarray:
         vector = np.asarray(query, dtype=np.float32).reshape(-1)
@@ -1917,6 +2126,10 @@ class BaseSQLiteArchive:
     ) -> list[tuple[MemoryRecord, float]]:
         """Vector search over a user's records; ``(record, score)``, best first.
 
+        Exact, except for a user with more records than the index's
+        ``ann_min_vectors`` (FAISS: 50,000): their searches by user only use
+        an approximate per-user index once it is built (see :meth:`warm_up`).
+
         ``query`` is a query vector (e.g. from :meth:`embed_query`, so recall
         embeds once) or text. Only records passing the filter are returned:
         indexes with ``exact_filter`` (FAISS) search just the filtered row ids;
@@ -1946,6 +2159,22 @@ class BaseSQLiteArchive:
             if len(found) >= n or len(hits) < k or k >= total:
                 return found[:n]
             k = min(k * 4, max(total, n))
+
+    def warm_up(self, user_id: str) -> bool:
+        """Prepare fast recall for ``user_id`` now; True if an approximate index was built.
+
+        A user with a very large archive (see :meth:`dense_search` and
+        :meth:`keyword_search`) is otherwise prepared on their first recall:
+        their record count is read then, and their approximate vector index
+        is built in a background thread while searches stay exact (and slow)
+        meanwhile. A server can call this at start-up for its heaviest users.
+        """
+        self._user_size(user_id)
+        warm = getattr(self.index, "warm_user", None)
+        if warm is None:
+            return False
+        flt = RecordFilter(user_id)
+        return bool(warm(user_id, lambda: self._candidates(flt)))
 
     # ---- export, lifecycle
 

@@ -264,3 +264,54 @@ def test_candidate_ids_follow_the_filter(archive: SQLiteArchive) -> None:
     assert all_ids.dtype == np.int64 and len(all_ids) == 6
     assert len(archive._candidates(RecordFilter("ana", "t1"))) == 3
     assert len(archive._candidates(RecordFilter("nobody"))) == 0
+
+
+def test_big_users_keyword_search_is_bounded_but_finds_rare_words(path: Path) -> None:
+    """Over ``keyword_exact_limit`` records: newest matches of common words, all of rare ones."""
+    with SQLiteArchive(path, embeddings=DeterministicFakeEmbedding(size=8)) as archive:
+        archive.keyword_exact_limit = 100
+        archive.keyword_term_cap = 20
+        texts = [f"note {i}: weather talk" for i in range(300)]
+        texts[5] = "note 5: weather talk, my sister Ingrid lives in Oslo"
+        texts[9] = "note 9: Ingrid called"
+        archive.add(
+            [
+                MemoryRecord.new(
+                    user_id="ana",
+                    thread_id="old" if i < 150 else "new",
+                    kind="turn",
+                    text=text,
+                    id=f"ana-{i}",
+                    created_at=T0 + timedelta(minutes=i),
+                )
+                for i, text in enumerate(texts)
+            ]
+        )
+        hits = archive.keyword_search("what's the weather where Ingrid lives?", user_id="ana", n=8)
+        ids = [r.id for r, _ in hits]
+        # the rare name ranks its two old records first (the one with more terms on top)
+        assert ids[:2] == ["ana-5", "ana-9"]
+        # then the newest of the common-word matches
+        assert ids[2:] == [f"ana-{i}" for i in range(299, 293, -1)]
+        assert [s for _, s in hits] == sorted((s for _, s in hits), reverse=True)
+        # filters still hold, over the bounded matches
+        old = archive.keyword_search("weather Ingrid", user_id="ana", thread_id="old", n=4)
+        assert {r.id for r, _ in old} == {"ana-5", "ana-9"}  # old "weather" rows: past the cap
+        new = archive.keyword_search("weather Ingrid", user_id="ana", thread_id="new", n=4)
+        assert [r.id for r, _ in new] == [f"ana-{i}" for i in range(299, 295, -1)]
+        # a forgotten record is gone from the bounded search too
+        archive.delete(["ana-5"], user_id="ana")
+        ids = [r.id for r, _ in archive.keyword_search("Ingrid", user_id="ana", n=8)]
+        assert ids == ["ana-9"]
+
+
+def test_bounded_and_exact_keyword_search_agree_on_rare_terms(path: Path) -> None:
+    """The bounded pass returns the same records as exact BM25 when no term is common."""
+    with SQLiteArchive(path, embeddings=DeterministicFakeEmbedding(size=8)) as archive:
+        archive.add([record("ana", i) for i in range(200)])
+        query = "note 17 or 170 tokyo"
+        archive.keyword_term_cap = 500  # every term is 'rare'
+        exact = [r.id for r, _ in archive.keyword_search(query, user_id="ana", n=5)]
+        archive.keyword_exact_limit = 10
+        bounded = [r.id for r, _ in archive.keyword_search(query, user_id="ana", n=5)]
+        assert set(exact[:2]) == set(bounded[:2]) == {"ana-17", "ana-170"}
