@@ -1132,7 +1132,7 @@ class BaseSQLiteArchive:
     access_flush_seconds: float = 1.0
     #: Keyword search ranks a user's matches exactly (FTS5 ``bm25``) up to this
     #: many records; a bigger user's search is bounded (see :meth:`keyword_search`).
-    keyword_exact_limit: int = 20_000
+    keyword_exact_limit: int = 5_000
     #: In a bounded keyword search, at most this many matches are read per term.
     keyword_term_cap: int = 1_000
 
@@ -2030,11 +2030,13 @@ class BaseSQLiteArchive:
             return []  # nobody in this shard has records yet
         table = fts_table(shard)
         if self._user_size(user_id) > self.keyword_exact_limit:
-            ranked = self._bounded_keyword_hits(table, user_id, terms)
+            rids, scores = self._bounded_keyword_hits(table, user_id, terms)
             found: list[tuple[MemoryRecord, float]] = []
             step = int(n) if flt.user_only else int(n) * max(1, self.overfetch)
-            for start in range(0, len(ranked), step):
-                found += self._resolve(ranked[start : start + step], flt)
+            for start in range(0, rids.size, step):
+                part = slice(start, start + step)
+                chunk = zip(rids[part].tolist(), scores[part].tolist(), strict=True)
+                found += self._resolve(list(chunk), flt)
                 if len(found) >= n:
                     break
             return found[:n]
@@ -2061,20 +2063,33 @@ class BaseSQLiteArchive:
 
     def _bounded_keyword_hits(
         self, table: str, user_id: str, terms: Sequence[str]
-    ) -> list[tuple[int, float]]:
-        """``(rowid, score)`` of a big user's keyword matches, best first (see keyword_search)."""
+    ) -> tuple[np.ndarray, np.ndarray]:
+        """Row ids and scores of a big user's keyword matches, best first (see keyword_search)."""
         cap = max(1, int(self.keyword_term_cap))
         total = max(1, self._user_size(user_id))
         owner = owner_token(user_id)
-        sql = f"SELECT rowid FROM {table} WHERE {table} MATCH ? ORDER BY rowid DESC LIMIT ?"
-        scores: dict[int, float] = {}
+        # one comma-separated string per term (as in _candidates), newest matches first
+        sql = (
+            f"SELECT group_concat(rowid) FROM (SELECT rowid FROM {table} WHERE {table} "
+            "MATCH ? ORDER BY rowid DESC LIMIT ?)"
+        )
+        found: list[np.ndarray] = []
+        weights: list[np.ndarray] = []
         for term in terms:
-            rows = self._db.query(sql, [f'owner : "{owner}" AND text : {term}', cap + 1])
-            found = len(rows)  # a lower bound of the term's matches when it reached cap + 1
-            idf = math.log(1.0 + (total - found + 0.5) / (found + 0.5))
-            for (rid,) in rows[:cap]:
-                scores[int(rid)] = scores.get(int(rid), 0.0) + idf
-        return sorted(scores.items(), key=lambda hit: (-hit[1], -hit[0]))
+            text = self._db.query(sql, [f'owner : "{owner}" AND text : {term}', cap + 1])[0][0]
+            if not text:
+                continue
+            rids = np.fromstring(text, dtype=np.int64, sep=",")
+            # len(rids) is a lower bound of the term's matches once it reached cap + 1
+            idf = math.log(1.0 + (total - rids.size + 0.5) / (rids.size + 0.5))
+            found.append(rids[:cap])
+            weights.append(np.full(min(cap, rids.size), idf))
+        if not found:
+            return np.empty(0, dtype=np.int64), np.empty(0, dtype=np.float64)
+        rids, where = np.unique(np.concatenate(found), return_inverse=True)
+        scores = np.bincount(where, weights=np.concatenate(weights))
+        order = np.lexsort((-rids, -scores))  # best score first, then newest
+        return rids[order], scores[order]
 
     def _query_vector(self, query: Sequence[float] | np.ndarray) -> np.ndarray:
         vector = np.asarray(query, dtype=np.float32).reshape(-1)
