@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import json
 import math
-import re
 from pathlib import Path
 
 import pytest
@@ -27,22 +26,12 @@ from langchain_tiered_memory.cli import app
 FIXTURE = Path(__file__).parent / "fixtures" / "synthetic_longmemeval.json"
 
 
-class StemEmbeddings(Embeddings):
-    """One axis per stem (plus a constant one): a fast, predictable stand-in model."""
+STEMS = ("pupp", "beagle", "banana", "bake", "marathon", "run", "interest", "dragon")
 
-    STEMS = ("pupp", "beagle", "banana", "bake", "marathon", "run", "interest", "dragon")
 
-    def _vector(self, text: str) -> list[float]:
-        words = re.findall(r"\w+", text.lower())
-        raw = [float(sum(w.startswith(s) for w in words)) for s in self.STEMS] + [0.1]
-        norm = math.sqrt(sum(x * x for x in raw))
-        return [x / norm for x in raw]
-
-    def embed_documents(self, texts: list[str]) -> list[list[float]]:
-        return [self._vector(t) for t in texts]
-
-    def embed_query(self, text: str) -> list[float]:
-        return self._vector(text)
+@pytest.fixture
+def stems(stem_axis) -> Embeddings:
+    return stem_axis(STEMS)
 
 
 class ConstantEmbeddings(Embeddings):
@@ -71,8 +60,8 @@ def test_records_keep_session_date_role_and_gold(questions) -> None:
     assert len({r.id for r in records}) == len(records)
 
 
-def test_every_system_ranks_the_fixture(questions) -> None:
-    report = run_longmemeval_bench(questions, embeddings=StemEmbeddings(), ks=(1, 2, 3))
+def test_every_system_ranks_the_fixture(questions, stems) -> None:
+    report = run_longmemeval_bench(questions, embeddings=stems, ks=(1, 2, 3))
     assert set(report["systems"]) == set(SYSTEMS)
     assert set(report["peers"]) == set(SYSTEMS) - {"tiered-memory"}
     assert report["questions"] == 3 and report["questions_with_gold_turns"] == 3
@@ -131,14 +120,14 @@ def test_score_question_by_hand() -> None:
     assert no_turns.turn is None and no_turns.session["recall@1"] == 1.0
 
 
-def test_cli_longmemeval_writes_json(tmp_path, monkeypatch) -> None:
+def test_cli_longmemeval_writes_json(tmp_path, monkeypatch, stems) -> None:
     import langchain_tiered_memory.embeddings as embeddings
 
     asked: list[tuple[str | None, dict]] = []
 
     def fake(name: str | None = None, **kwargs: object) -> Embeddings:
         asked.append((name, kwargs))
-        return StemEmbeddings()
+        return stems
 
     monkeypatch.setattr(embeddings, "default_embeddings", fake)
     out = tmp_path / "lme.json"
@@ -175,10 +164,10 @@ def test_cli_longmemeval_writes_json(tmp_path, monkeypatch) -> None:
     assert "turn_recall_any@5" in result.output
 
 
-def test_cli_rejects_unknown_system(monkeypatch) -> None:
+def test_cli_rejects_unknown_system(monkeypatch, stems) -> None:
     import langchain_tiered_memory.embeddings as embeddings
 
-    monkeypatch.setattr(embeddings, "default_embeddings", lambda *a, **k: StemEmbeddings())
+    monkeypatch.setattr(embeddings, "default_embeddings", lambda *a, **k: stems)
     result = CliRunner().invoke(
         app,
         [
@@ -196,6 +185,6 @@ def test_cli_rejects_unknown_system(monkeypatch) -> None:
     assert "--systems" in result.output
 
 
-def test_empty_question_list_is_an_error() -> None:
+def test_empty_question_list_is_an_error(stems) -> None:
     with pytest.raises(ValueError, match="--limit"):
-        run_longmemeval_bench([], embeddings=StemEmbeddings())
+        run_longmemeval_bench([], embeddings=stems)

@@ -2,7 +2,6 @@ from __future__ import annotations
 
 import json
 import math
-import re
 
 import pytest
 from langchain_core.embeddings import Embeddings
@@ -38,33 +37,18 @@ EASY = {
 }
 
 
-class KeywordAxisEmbeddings(Embeddings):
-    """One axis per stem (plus a constant one): a fast, predictable stand-in model."""
-
-    STEMS = ("allerg", "peanut", "clara", "wedding", "marri", "dog", "run", "berlin", "whale")
-
-    def _vector(self, text: str) -> list[float]:
-        words = re.findall(r"\w+", text.lower())
-        raw = [float(sum(w.startswith(s) for w in words)) for s in self.STEMS] + [0.1]
-        norm = math.sqrt(sum(x * x for x in raw))
-        return [x / norm for x in raw]
-
-    def embed_documents(self, texts: list[str]) -> list[list[float]]:
-        return [self._vector(t) for t in texts]
-
-    def embed_query(self, text: str) -> list[float]:
-        return self._vector(text)
+STEMS = ("allerg", "peanut", "clara", "wedding", "marri", "dog", "run", "berlin", "whale")
 
 
 @pytest.fixture
-def fake_embedder(monkeypatch: pytest.MonkeyPatch) -> list[str | None]:
+def fake_embedder(monkeypatch: pytest.MonkeyPatch, stem_axis) -> list[str | None]:
     import langchain_tiered_memory.embeddings as embeddings
 
     asked: list[str | None] = []
 
     def fake(name: str | None = None, **kwargs: object) -> Embeddings:
         asked.append(name)
-        return KeywordAxisEmbeddings()
+        return stem_axis(STEMS)
 
     monkeypatch.setattr(embeddings, "default_embeddings", fake)
     return asked
@@ -135,12 +119,12 @@ def test_missing_data_says_where_to_point(tmp_path, fake_embedder) -> None:
     assert "--data" in str(result.exception)
 
 
-def test_run_without_the_cli_and_custom_ks(locomo_fixture) -> None:
+def test_run_without_the_cli_and_custom_ks(locomo_fixture, stem_axis) -> None:
     report = run_retrieval_bench(
-        load_locomo(locomo_fixture), embeddings=KeywordAxisEmbeddings(), ks=(2, 10)
+        load_locomo(locomo_fixture), embeddings=stem_axis(STEMS), ks=(2, 10)
     )
     assert "recall@2" in report and "recall@5" not in report
-    assert report["embedder"] == "KeywordAxisEmbeddings"
+    assert report["embedder"] == "StemAxisEmbeddings"
     assert report["per_conversation"][0]["questions"] == 4
     assert "per_question" not in report
 
