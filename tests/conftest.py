@@ -35,6 +35,7 @@ class StemAxisEmbeddings(Embeddings):
 
     def __init__(self, stems: Sequence[str]) -> None:
         self.stems = tuple(stems)
+        self.queries: list[str] = []  # every embed_query text, in order
 
     def _vector(self, text: str) -> list[float]:
         words = re.findall(r"\w+", text.lower())
@@ -46,6 +47,7 @@ class StemAxisEmbeddings(Embeddings):
         return [self._vector(t) for t in texts]
 
     def embed_query(self, text: str) -> list[float]:
+        self.queries.append(text)
         return self._vector(text)
 
 

@@ -1,12 +1,9 @@
 from __future__ import annotations
 
 import asyncio
-import math
-import re
 from datetime import datetime, timedelta, timezone
 
 import pytest
-from langchain_core.embeddings import Embeddings
 
 from langchain_tiered_memory.archive import SQLiteArchive
 from langchain_tiered_memory.context import RecalledMemory
@@ -329,33 +326,12 @@ def test_to_recalled_memories_marks_inferred_and_low_confidence() -> None:
 # ---------------------------------------------------------------- Recaller
 
 
-class AxisEmbeddings(Embeddings):
-    """One axis per keyword (plus a constant axis): predictable cosine similarities."""
-
-    def __init__(self, vocabulary: list[str]) -> None:
-        self.vocabulary = vocabulary
-        self.queries: list[str] = []
-
-    def _vector(self, text: str) -> list[float]:
-        words = re.findall(r"\w+", text.lower())
-        raw = [float(sum(w.startswith(v) for w in words)) for v in self.vocabulary] + [0.1]
-        norm = math.sqrt(sum(x * x for x in raw))
-        return [x / norm for x in raw]
-
-    def embed_documents(self, texts: list[str]) -> list[list[float]]:
-        return [self._vector(t) for t in texts]
-
-    def embed_query(self, text: str) -> list[float]:
-        self.queries.append(text)
-        return self._vector(text)
-
-
 VOCAB = ["peanut", "allerg", "dog", "run", "paint", "sunset", "berlin", "move"]
 
 
 @pytest.fixture
-def archive(tmp_path):
-    emb = AxisEmbeddings(VOCAB)
+def archive(tmp_path, stem_axis):
+    emb = stem_axis(VOCAB)
     arch = SQLiteArchive(tmp_path / "memory.sqlite", embeddings=emb)
     texts = [
         ("Ana", 1, "I'm allergic to peanuts, so never satay."),
@@ -457,7 +433,7 @@ def test_arecall_matches_recall(archive) -> None:
     assert [h.record.id for h in sync] == [h.record.id for h in async_]
 
 
-def test_recaller_works_with_a_minimal_archive() -> None:
+def test_recaller_works_with_a_minimal_archive(stem_axis) -> None:
     a = rec("Ana: I love sunsets", id="a", speaker="Ana")
     b = rec("Ben: Ana, nice sunset!", id="b", speaker="Ben")
 
@@ -498,19 +474,17 @@ def test_recaller_works_with_a_minimal_archive() -> None:
             return len(ids)
 
     store = Minimal()
-    hits = Recaller(store, AxisEmbeddings(VOCAB), k=1).recall(
-        "What does Ana love? sunsets", user_id="u"
-    )
+    hits = Recaller(store, stem_axis(VOCAB), k=1).recall("What does Ana love? sunsets", user_id="u")
     assert hits[0].record is a
     assert store.touched == ["a"]
 
 
-def test_recaller_over_a_vectorstore_archive_passes_the_text(tmp_path) -> None:
+def test_recaller_over_a_vectorstore_archive_passes_the_text(tmp_path, stem_axis) -> None:
     from langchain_core.vectorstores import InMemoryVectorStore
 
     from langchain_tiered_memory.vectorstore_archive import VectorStoreArchive
 
-    emb = AxisEmbeddings(VOCAB)
+    emb = stem_axis(VOCAB)
     arch = VectorStoreArchive(InMemoryVectorStore(emb), tmp_path / "records.sqlite")
     try:
         arch.add(
