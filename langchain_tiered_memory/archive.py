@@ -82,6 +82,7 @@ __all__ = [
     "owner_token",
     "record_from_dict",
     "record_to_dict",
+    "stored_embeddings_id",
     "turn_record",
     "turn_record_id",
     "turn_session",
@@ -2257,6 +2258,25 @@ class ArchiveTurnHook:
     def __call__(self, turns: Sequence[Turn]) -> None:
         """Archive ``turns`` before they leave the buffer."""
         self.archive.archive_turns(turns, user_id=self.user_id, thread_id=self.thread_id)
+
+
+def stored_embeddings_id(path: str | os.PathLike[str]) -> str | None:
+    """The embeddings id an archive file records it was built with (``None``: none yet).
+
+    Reads the file without changing it; a missing file or table gives ``None``.
+    """
+    file = Path(path)
+    if not file.is_file():
+        return None
+    try:
+        conn = sqlite3.connect(f"{file.resolve().as_uri()}?mode=ro", uri=True)
+        try:
+            row = conn.execute("SELECT value FROM meta WHERE key='embeddings'").fetchone()
+        finally:
+            conn.close()
+    except sqlite3.Error:
+        return None
+    return str(row[0]) if row else None
 
 
 def _embeddings_id(embeddings: Embeddings) -> str:

