@@ -608,3 +608,47 @@ def test_embedding_model_change_is_logged(path: Path, caplog: pytest.LogCaptureF
     with caplog.at_level(logging.WARNING), SQLiteArchive(path, embeddings=AxisEmbeddings()):
         pass
     assert "built with embeddings" in caplog.text
+
+
+def test_index_file_is_written_outside_the_lock(tmp_path: Path) -> None:
+    """Searches and adds go on while the index file is being written; a failed write retries."""
+    index = FaissIndex(tmp_path / "v.faiss", dim=4, save_every=1)
+    vectors = np.eye(4, dtype=np.float32)
+    entry = [VectorEntry(1, fact("ana", "x", "r1"), vectors[0])]
+    index.add(entry)
+    writing, release = threading.Event(), threading.Event()
+    real_write = index._write
+
+    def slow_write(data: np.ndarray) -> None:
+        writing.set()
+        assert release.wait(30)
+        real_write(data)
+
+    index._write = slow_write  # type: ignore[method-assign]
+    flusher = threading.Thread(target=index.flush)
+    flusher.start()
+    assert writing.wait(30)
+    # the write is blocked on disk: the index itself is free
+    adder = threading.Thread(
+        target=index.add, args=([VectorEntry(2, fact("ana", "y", "r2"), vectors[1])],)
+    )
+    adder.start()
+    adder.join(10)
+    blocked = adder.is_alive()
+    release.set()
+    adder.join(30)
+    assert not blocked, "add waited for the file write"
+    assert index.ntotal == 2
+    flusher.join(30)
+    assert faiss.read_index(str(index.path)).ntotal == 1  # the state when flush began
+    index._write = real_write  # type: ignore[method-assign]
+
+    def failing_write(data: np.ndarray) -> None:
+        raise OSError("disk full")
+
+    index._write = failing_write  # type: ignore[method-assign]
+    with pytest.raises(OSError, match="disk full"):
+        index.flush(force=True)
+    index._write = real_write  # type: ignore[method-assign]
+    index.flush()  # the failed write's changes are still pending
+    assert faiss.read_index(str(index.path)).ntotal == 2
