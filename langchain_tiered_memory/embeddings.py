@@ -33,19 +33,30 @@ The default (:data:`DEFAULT_EMBEDDER`) was chosen by measurement with
 | `wordllama` (256 dims, no limit) | 0.358 / 0.423 | 0.318 / 0.490 |
 | `wordllama` (128 dims) | 0.330 / 0.405 | 0.286 / 0.448 |
 
-Throughput on a quiet machine: ``minilm`` about 11-13 ~1,000-character turns/s
-and ~220-310 short sentences/s; ``e5`` about 2.6 turns/s and ~37-65 sentences/s.
-Neither reaches 50 long turns/s on 2 cores (MiniLM-L6 is compute-bound there:
-~23 MFLOP per token at ~240 tokens per turn). ``wordllama`` (a table lookup
-and a mean) does ~1,400 turns/s and ~19,000 sentences/s. ``e5`` is the default
-because it keeps recall (and is multilingual); ``minilm`` is about 5x faster
-for bulk English ingestion, at a recall cost of 5 points on short turns and
-16-18 points on long ones; ``wordllama`` is the option when ingestion speed
-matters most: it loses about 9 points of dense recall@5 on short turns to
-``e5`` (4 to ``minilm``), and in the hybrid retrieval bench
-(``tiered-memory bench retrieval``, dense + keyword) reaches recall@5 / @10
-of 0.611 / 0.720, against 0.660 / 0.760 for ``minilm`` and 0.672 / 0.765 for
-``e5``.
+Throughput on a quiet machine, ~1,000-character turns/s and short
+sentences/s: ``minilm`` 12 and ~300 at 256 tokens, 27 at 128, 38 at 96 and
+**70 at 64 tokens** (MiniLM-L6 is compute-bound on 2 cores, ~23 MFLOP per
+token); ``e5`` 2.6 and ~37-65; ``wordllama`` (a table lookup and a mean)
+~1,400 and ~19,000.
+
+What reaches the prompt is the hybrid recall (``tiered-memory bench
+retrieval``: dense + FTS5 keyword + recency, importance, speaker and session
+signals). There the embedder matters less, since names, dates and rare words
+are found by keyword. LoCoMo recall@5 / @10 (targets 0.65 / 0.75):
+
+| embedder | hybrid recall@5 / @10 | long turns/s |
+| --- | --- | --- |
+| `e5` | 0.672 / 0.765 | 2.6 |
+| `minilm` (256 tokens) | 0.660 / 0.760 | 12 |
+| `minilm` (64 tokens, **the default**) | 0.663 / 0.758 | 70 |
+| `wordllama` | 0.611 / 0.720 | 1,400 |
+
+The default is therefore ``minilm`` cut at 64 tokens: it keeps recall and
+ingests long turns at over 50/s. The dense vector of a long turn covers its
+first 64 tokens (about 250 characters); the keyword index holds the whole
+text. ``e5`` is the multilingual choice (Chinese and about 100 other
+languages) and recalls slightly better, ~25x slower; ``wordllama`` is for
+bulk English ingestion when speed matters most.
 
 Example:
     >>> emb = default_embeddings("minilm")
@@ -96,7 +107,7 @@ __all__ = [
 
 #: Name of the embedder :func:`default_embeddings` returns when given no name.
 #: Chosen by ``benchmarks/embedders.py`` (see the module docstring).
-DEFAULT_EMBEDDER = "e5"
+DEFAULT_EMBEDDER = "minilm"
 
 # Bundled tokenizer of all-MiniLM-L6-v2: sentence-transformers/all-MiniLM-L6-v2
 # tokenizer.json (BERT uncased WordPiece, 30,522 entries), Apache-2.0, taken
@@ -471,8 +482,10 @@ class MiniLMEmbeddings(LocalEmbeddings):
 
     Args:
         max_length: Tokens per text, ``[CLS]``/``[SEP]`` included; longer texts
-            are truncated (sentence-transformers uses 256; the model was
-            trained on 128). At most 512.
+            are truncated. 64 by default: long turns embed 5x faster than at
+            sentence-transformers' 256, with the same hybrid recall on LoCoMo
+            (see the module docstring); the model was trained on 128. At
+            most 512.
         num_threads: onnxruntime intra-op threads (default: every available
             core).
         model_path: Another ONNX export of the model (inputs ``input_ids``,
@@ -497,7 +510,7 @@ class MiniLMEmbeddings(LocalEmbeddings):
     def __init__(
         self,
         *,
-        max_length: int = 256,
+        max_length: int = 64,
         num_threads: int | None = None,
         model_path: str | Path | None = None,
         tokenizer_path: str | Path | None = None,
@@ -888,11 +901,12 @@ def default_embeddings(
     """Build an offline embedder by name.
 
     Args:
-        name: ``"e5"`` (multilingual, e.g. Chinese; best recall),
-            ``"minilm"`` (English only, about 5x faster) or ``"wordllama"``
-            (English only, static vectors: ~500x faster, lower recall; needs
-            ``pip install wordllama``); ``None`` gives
-            :data:`DEFAULT_EMBEDDER` (``"e5"``).
+        name: ``"minilm"`` (English; 64 tokens by default, over 50 long
+            turns/s), ``"e5"`` (multilingual, e.g. Chinese; slightly better
+            recall, ~25x slower) or ``"wordllama"`` (English, static
+            vectors: ~20x faster than ``minilm``, lower recall; needs ``pip
+            install wordllama``); ``None`` gives :data:`DEFAULT_EMBEDDER`
+            (``"minilm"``).
         cache_path: SQLite file for a persistent vector cache (optional).
         **kwargs: Passed to the embedder's class (``max_length``,
             ``batch_size``, ...).
