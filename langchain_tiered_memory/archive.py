@@ -1162,7 +1162,7 @@ class BaseSQLiteArchive:
     #: many records; a bigger user's search is bounded (see :meth:`keyword_search`).
     keyword_exact_limit: int = 5_000
     #: In a bounded keyword search, at most this many matches are read per term.
-    keyword_term_cap: int = 1_000
+    keyword_term_cap: int = 500
 
     def __init__(
         self,
