@@ -1,14 +1,14 @@
 """The LongMemEval retrieval bench: metrics, peers, CLI.
 
-The fixture is synthetic (invented sessions in the LongMemEval format, written
-for these tests); the real data is read from ../shared/data by the bench only.
+The questions are invented (``synthetic_longmemeval`` in conftest, written to a
+temp file in the LongMemEval format); the real data is read from ../shared/data
+by the bench only.
 """
 
 from __future__ import annotations
 
 import json
 import math
-from pathlib import Path
 
 import pytest
 from langchain_core.embeddings import Embeddings
@@ -22,9 +22,6 @@ from langchain_tiered_memory.bench.longmemeval import (
     score_question,
 )
 from langchain_tiered_memory.cli import app
-
-FIXTURE = Path(__file__).parent / "fixtures" / "synthetic_longmemeval.json"
-
 
 STEMS = ("pupp", "beagle", "banana", "bake", "marathon", "run", "interest", "dragon")
 
@@ -45,8 +42,8 @@ class ConstantEmbeddings(Embeddings):
 
 
 @pytest.fixture(scope="module")
-def questions():
-    return load_longmemeval(FIXTURE)
+def questions(longmemeval_fixture):
+    return load_longmemeval(longmemeval_fixture)
 
 
 def test_records_keep_session_date_role_and_gold(questions) -> None:
@@ -120,7 +117,7 @@ def test_score_question_by_hand() -> None:
     assert no_turns.turn is None and no_turns.session["recall@1"] == 1.0
 
 
-def test_cli_longmemeval_writes_json(tmp_path, monkeypatch, stems) -> None:
+def test_cli_longmemeval_writes_json(tmp_path, monkeypatch, stems, longmemeval_fixture) -> None:
     import langchain_tiered_memory.embeddings as embeddings
 
     asked: list[tuple[str | None, dict]] = []
@@ -139,7 +136,7 @@ def test_cli_longmemeval_writes_json(tmp_path, monkeypatch, stems) -> None:
             "--dataset",
             "longmemeval",
             "--data",
-            str(FIXTURE),
+            str(longmemeval_fixture),
             "--limit",
             "2",
             "--systems",
@@ -164,7 +161,7 @@ def test_cli_longmemeval_writes_json(tmp_path, monkeypatch, stems) -> None:
     assert "turn_recall_any@5" in result.output
 
 
-def test_cli_rejects_unknown_system(monkeypatch, stems) -> None:
+def test_cli_rejects_unknown_system(monkeypatch, stems, longmemeval_fixture) -> None:
     import langchain_tiered_memory.embeddings as embeddings
 
     monkeypatch.setattr(embeddings, "default_embeddings", lambda *a, **k: stems)
@@ -176,7 +173,7 @@ def test_cli_rejects_unknown_system(monkeypatch, stems) -> None:
             "--dataset",
             "longmemeval",
             "--data",
-            str(FIXTURE),
+            str(longmemeval_fixture),
             "--systems",
             "mem0",
         ],
