@@ -58,7 +58,7 @@ from langchain_tiered_memory.audit import (
     to_micros,
     validate_db_path,
 )
-from langchain_tiered_memory.ivf import InvertedLists
+from langchain_tiered_memory.ivf import InvertedLists, top_k
 from langchain_tiered_memory.records import MemoryRecord, RecordKind
 from langchain_tiered_memory.turns import Turn
 
@@ -811,7 +811,7 @@ class FaissIndex:
                     vectors = None
                 if vectors is not None:
                     scores = vectors @ xq[0]
-                    top = np.argsort(-scores)[: int(min(k, candidates.size))]
+                    top = top_k(scores, k)
                     return [(int(candidates[i]), float(scores[i])) for i in top]
             kk = int(min(k, candidates.size, self._index.ntotal))
             if candidates.size == self._index.ntotal:
@@ -848,16 +848,15 @@ class FaissIndex:
             ids, scores = lists.search(query, k, self.ann_probe_rows)
         return [(int(i), float(s)) for i, s in zip(ids, scores, strict=True)]
 
-    def _start_ivf_build(self, user: str, ids: np.ndarray) -> threading.Thread:
+    def _start_ivf_build(self, user: str, ids: np.ndarray) -> _IvfJob:
         """Build ``user``'s approximate index from ``ids`` in a thread (call under the lock)."""
         job = _IvfJob()
         self._ivf_jobs[user] = job
-        thread = threading.Thread(
+        job.thread = threading.Thread(
             target=self._build_ivf, args=(user, np.array(ids, dtype=np.int64), job), daemon=True
         )
-        job.thread = thread
-        thread.start()
-        return thread
+        job.thread.start()
+        return job
 
     def _build_ivf(self, user: str, ids: np.ndarray, job: _IvfJob) -> None:
         started = time.perf_counter()
@@ -899,10 +898,7 @@ class FaissIndex:
             if job is None and user not in self._ivf:
                 ids = np.asarray(candidates(), dtype=np.int64)
                 if ids.size >= self.ann_min_vectors:
-                    job = self._ivf_jobs.get(user)
-                    if job is None:
-                        self._start_ivf_build(user, ids)
-                        job = self._ivf_jobs.get(user)
+                    job = self._start_ivf_build(user, ids)
         if job is not None and job.thread is not None:
             job.thread.join()
         return user in self._ivf

@@ -37,7 +37,7 @@ from collections.abc import Iterable
 
 import numpy as np
 
-__all__ = ["InvertedLists", "assign_cells"]
+__all__ = ["InvertedLists", "assign_cells", "top_k"]
 
 #: Vectors scored per chunk when assigning cells (bounds the temporary matrix).
 _ASSIGN_CHUNK = 65_536
@@ -56,6 +56,23 @@ def assign_cells(vectors: np.ndarray, centroids: np.ndarray) -> np.ndarray:
         block = vectors[start : start + _ASSIGN_CHUNK] @ centroids.T
         out[start : start + len(block)] = np.argmax(block, axis=1)
     return out
+
+
+def top_k(scores: np.ndarray, k: int) -> np.ndarray:
+    """Positions of the ``k`` highest ``scores``, highest first (ties: lower position first).
+
+    A partial sort: linear in ``len(scores)``, then only ``k`` values sorted.
+
+    Example:
+        >>> import numpy as np
+        >>> top_k(np.array([0.1, 0.9, 0.5, 0.9]), 3).tolist()
+        [1, 3, 2]
+    """
+    kk = min(int(k), scores.size)
+    if kk <= 0:
+        return np.empty(0, dtype=np.int64)
+    top = np.argpartition(-scores, kk - 1)[:kk] if kk < scores.size else np.arange(kk)
+    return top[np.lexsort((top, -scores[top]))]
 
 
 class InvertedLists:
@@ -210,9 +227,5 @@ class InvertedLists:
         if not ids:
             return np.empty(0, dtype=np.int64), np.empty(0, dtype=np.float32)
         all_ids, all_scores = np.concatenate(ids), np.concatenate(scores)
-        kk = min(int(k), all_ids.size)
-        if kk <= 0:
-            return all_ids[:0], all_scores[:0]
-        top = np.argpartition(-all_scores, kk - 1)[:kk] if kk < all_ids.size else np.arange(kk)
-        top = top[np.argsort(-all_scores[top], kind="stable")]
+        top = top_k(all_scores, k)
         return all_ids[top], all_scores[top]
