@@ -140,7 +140,7 @@ def prune_state(memory: TieredMemory, messages: Sequence[BaseMessage]) -> list[R
     messages it has not seen yet stay.
     """
     keep = memory.buffered_ids()
-    seen = set(memory._seen_ids)
+    seen = memory.known_ids([m.id for m in messages if m.id is not None])
     return [
         RemoveMessage(id=m.id)
         for m in messages

@@ -44,9 +44,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import threading
-from collections.abc import Callable, Iterator, Mapping
-from contextlib import contextmanager
+from collections.abc import Callable, Mapping
 from typing import Any, Literal, TypeAlias
 
 from langchain_core.runnables import RunnableConfig
@@ -54,7 +52,7 @@ from langchain_core.tools import BaseTool, StructuredTool, ToolException
 from pydantic import BaseModel, Field, create_model
 
 from langchain_tiered_memory.context import RecalledMemory, render_recalled
-from langchain_tiered_memory.core import CoreFact
+from langchain_tiered_memory.core import CoreFact, FactConflict
 from langchain_tiered_memory.importance import rate_importance
 from langchain_tiered_memory.memory import TieredMemory
 from langchain_tiered_memory.records import MemoryRecord
@@ -170,12 +168,15 @@ def _identity(
 def _open_memory(
     source: MemorySource, user_id: str, thread_id: str, memory_kwargs: Mapping[str, Any]
 ) -> TieredMemory:
-    if isinstance(source, MemoryStore):
-        memory = source.memory(user_id, thread_id, **memory_kwargs)
-    elif isinstance(source, MemoryResolver):
-        memory = source.get(user_id, thread_id)
-    else:
-        memory = source(user_id, thread_id)
+    try:
+        if isinstance(source, MemoryStore):
+            memory = source.memory(user_id, thread_id, **memory_kwargs)
+        elif isinstance(source, MemoryResolver):
+            memory = source.get(user_id, thread_id)
+        else:
+            memory = source(user_id, thread_id)
+    except ValueError as exc:  # an invalid id: an error message for the model, not a crash
+        raise ToolException(f"Memory unavailable: {exc}") from exc
     if not isinstance(memory, TieredMemory) or memory.user_id != user_id:
         got = getattr(memory, "user_id", type(memory).__name__)
         logger.error("memory source returned %r for user %r", got, user_id)
@@ -192,21 +193,6 @@ def _check_source(source: object) -> None:
             "source must be a MemoryStore, a MemoryResolver or a callable "
             f"(user_id, thread_id) -> TieredMemory, got {type(source).__name__}"
         )
-
-
-class _UserLocks:
-    """One lock per (source, user): parallel tool calls of one user edit core memory in turn."""
-
-    def __init__(self) -> None:
-        self._guard = threading.Lock()
-        self._locks: dict[tuple[int, str], threading.RLock] = {}
-
-    def __call__(self, source: object, user_id: str) -> threading.RLock:
-        with self._guard:
-            return self._locks.setdefault((id(source), user_id), threading.RLock())
-
-
-_LOCKS = _UserLocks()
 
 
 # -- retrieve_memory ----------------------------------------------------------------
@@ -440,7 +426,7 @@ def create_core_memory_tools(
         >>> print(replace_.invoke({"subject": "home_city", "new_content": "moved to Berlin"},
         ...                       config=config))
         Replaced core memory [human] home_city (old version kept): moved to Berlin
-        >>> [(f.content, f.status) for f in store.state.load_core("ana").history("home_city")]
+        >>> [(f.content, f.status) for f in store.core("ana").history("home_city")]
         [('lives in Paris', 'superseded'), ('moved to Berlin', 'active')]
         >>> print(insert.invoke({"content": "Prefers window seats"}, config=config))
         Saved to archival memory.
@@ -449,30 +435,25 @@ def create_core_memory_tools(
     _check_source(source)
     bound = _checked(user_id, "user_id") if user_id is not None else None
 
-    @contextmanager
-    def editing(config: RunnableConfig, tool_name: str) -> Iterator[TieredMemory]:
-        """The caller's memory, locked for a read-modify-write of core memory."""
+    def editing(config: RunnableConfig, tool_name: str) -> TieredMemory:
+        """The caller's memory (core-memory writes are atomic in the store)."""
         who, thread = _identity(config, bound_user=bound, tool_name=tool_name)
-        # Open under the user's lock (a memory opened from the store loads core memory
-        # now), then take the memory's own lock: a shared memory may be writing facts.
-        with _LOCKS(source, who):
-            memory = _open_memory(source, who, thread, memory_kwargs)
-            with memory._lock:
-                yield memory
+        return _open_memory(source, who, thread, memory_kwargs)
 
     def core_memory_append(
         config: RunnableConfig, subject: str, content: str, block: str = "human"
     ) -> str:
         fact = _agent_fact(block, subject, content)
-        with editing(config, "core_memory_append") as memory:
-            current = memory.core.get(fact.subject, fact.block)
-            if current is not None and current.content.lower() != fact.content.lower():
-                raise ToolException(
-                    f"Core memory [{fact.block}] {fact.subject} already holds "
-                    f"{current.content!r}. Use core_memory_replace to change it, or pick "
-                    "another subject."
-                )
-            update = memory.write_fact(fact, reason="written by the agent")
+        memory = editing(config, "core_memory_append")
+        try:  # checked and written in one store transaction: no other writer slips in between
+            update = memory.core.upsert(fact, reason="written by the agent", expect="absent")
+        except FactConflict as exc:
+            assert exc.current is not None
+            raise ToolException(
+                f"Core memory [{fact.block}] {fact.subject} already holds "
+                f"{exc.current.content!r}. Use core_memory_replace to change it, or pick "
+                "another subject."
+            ) from exc
         logger.info(
             "core_memory_append: user %s, [%s] %s", memory.user_id, fact.block, fact.subject
         )
@@ -484,14 +465,14 @@ def create_core_memory_tools(
         config: RunnableConfig, subject: str, new_content: str, block: str = "human"
     ) -> str:
         fact = _agent_fact(block, subject, new_content)
-        with editing(config, "core_memory_replace") as memory:
-            current = memory.core.get(fact.subject, fact.block)
-            if current is None:
-                raise ToolException(
-                    f"Core memory [{fact.block}] has no fact about {fact.subject!r}; "
-                    "use core_memory_append to add it."
-                )
-            update = memory.write_fact(fact, reason="replaced by the agent")
+        memory = editing(config, "core_memory_replace")
+        try:
+            update = memory.core.upsert(fact, reason="replaced by the agent", expect="present")
+        except FactConflict as exc:
+            raise ToolException(
+                f"Core memory [{fact.block}] has no fact about {fact.subject!r}; "
+                "use core_memory_append to add it."
+            ) from exc
         logger.info(
             "core_memory_replace: user %s, [%s] %s", memory.user_id, fact.block, fact.subject
         )
@@ -514,8 +495,6 @@ def create_core_memory_tools(
             )
         who, thread = _identity(config, bound_user=bound, tool_name="archival_memory_insert")
         memory = _open_memory(source, who, thread, memory_kwargs)
-        if memory.store is None:
-            raise ToolException("Archival memory is not available: this memory has no store.")
         record = MemoryRecord.new(
             user_id=memory.user_id,
             thread_id=memory.thread_id,

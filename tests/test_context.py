@@ -160,5 +160,6 @@ def test_prompt_never_exceeds_budget(batches, window, recall_size, counter) -> N
         assert ctx.total_tokens <= window - memory.budget.caps["output"]
         assert ctx.total_tokens == counter.count_messages(ctx.messages)
         assert_prompt_is_valid(ctx.messages, SYSTEM)
-    archived_or_buffered = len(memory.archive.turns) + len(memory.state.turns)
+    archived = memory.archive.records(memory.user_id, kinds="turn")
+    archived_or_buffered = len(archived) + len(memory.state.turns)
     assert archived_or_buffered == len(batches)  # every turn is somewhere
