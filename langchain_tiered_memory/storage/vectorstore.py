@@ -1,10 +1,11 @@
 """An archive whose vectors live in any LangChain ``VectorStore``.
 
 :class:`VectorStoreArchive` is
-:class:`~langchain_tiered_memory.storage.sqlite.archive.SQLiteArchive` with the FAISS file swapped for a vector store (Chroma, PGVector, ...):
-records, the FTS5 keyword index and the audit log stay in SQLite (the shared
-:class:`~langchain_tiered_memory.storage.sqlite.archive.BaseSQLiteArchive`), the vectors go
-through :class:`VectorStoreIndex`, a small
+:class:`~langchain_tiered_memory.storage.sqlite.archive.SQLiteArchive` with the
+FAISS file swapped for a vector store (Chroma, PGVector, ...): records, the FTS5
+keyword index and the audit log stay in SQLite (the shared
+:class:`~langchain_tiered_memory.storage.sqlite.archive.BaseSQLiteArchive`), the
+vectors go through :class:`VectorStoreIndex`, a small
 :class:`~langchain_tiered_memory.storage.vectors.VectorIndex` adapter.
 ``MemoryStore(path, vector_store=...)`` builds the whole memory on it.
 
