@@ -40,6 +40,7 @@ import logging
 import threading
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
+from functools import cached_property
 from datetime import datetime, timezone
 from typing import Any, Literal
 
@@ -174,9 +175,9 @@ class BufferState:
     next_index: int = 0
     failures: int = 0
 
-    @property
+    @cached_property
     def turn_tokens(self) -> int:
-        """Tokens of the buffered turns."""
+        """Tokens of the buffered turns (summed once per state: states are immutable)."""
         return sum(t.tokens for t in self.turns)
 
     @property

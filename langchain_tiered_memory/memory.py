@@ -30,6 +30,7 @@ Example:
 from __future__ import annotations
 
 import asyncio
+import bisect
 import logging
 import threading
 from collections.abc import Callable, Sequence
@@ -92,64 +93,102 @@ FORGOTTEN_REQUEST = (
 class _ThreadCopy:
     """A view's copy of a thread's buffer window, caught up from the turn log.
 
-    Turns are rebuilt only when they change; token counts are the view's own
-    (its counter), so views with different models can share a thread.
+    Everything is kept incrementally - turns in order, their token total,
+    the tokens that arrived since the last compression - so catching up
+    after an add costs what was added, not the size of the buffer. Token
+    counts are the view's own (its counter), so views with different models
+    can share a thread.
     """
 
     def __init__(self, counter: Any) -> None:
         self.counter = counter
         self.head: ThreadHead | None = None
         self.cursor: LogCursor | None = None
-        self.log: dict[int, list[LoggedMessage]] = {}
-        self.turns: dict[int, Turn] = {}
-        self.message_tokens: dict[int, int] = {}  # seq -> tokens (for the trigger)
+        self.reset()
 
     def reset(self) -> None:
-        self.log.clear()
-        self.turns.clear()
-        self.message_tokens.clear()
+        self.log: dict[int, list[LoggedMessage]] = {}
+        self.order: list[int] = []  # turn indices, ascending
+        self.turns: list[Turn] = []  # the turns, in that order
+        self.message_tokens: dict[int, int] = {}  # seq -> tokens
+        self._new: tuple[int, int] = (-1, 0)  # (compress_seq, tokens of messages after it)
+        self._total: tuple[int, int] = (-1, 0)  # (buffer_start, tokens of turns from it)
+        self._state: BufferState | None = None
+        self._state_head: ThreadHead | None = None
+        self._summary: tuple[str, int, int] = ("", -1, 0)
 
     def apply(self, messages: Sequence[LoggedMessage]) -> None:
-        dirty: set[int] = set()
+        if not messages:
+            return
+        dirty: dict[int, None] = {}
+        since, new = self._new
         for logged in messages:
             self.log.setdefault(logged.turn, []).append(logged)
-            dirty.add(logged.turn)
-            self.message_tokens[logged.seq] = turn_tokens([logged.message], self.counter)
+            dirty[logged.turn] = None
+            tokens = turn_tokens([logged.message], self.counter)
+            self.message_tokens[logged.seq] = tokens
+            if logged.seq > since:
+                new += tokens
+        self._new = (since, new)
+        start, total = self._total
         for index in dirty:
             rows = self.log[index]
             msgs = tuple(m.message for m in rows)
-            self.turns[index] = Turn(
-                index=index,
-                messages=msgs,
-                tokens=turn_tokens(msgs, self.counter),
-                created_at=rows[0].at,
-            )
+            turn = Turn(index, msgs, turn_tokens(msgs, self.counter), rows[0].at)
+            at = bisect.bisect_left(self.order, index)
+            if at < len(self.order) and self.order[at] == index:
+                old = self.turns[at]
+                self.turns[at] = turn
+                if index >= start:
+                    total += turn.tokens - old.tokens
+            else:
+                self.order.insert(at, index)
+                self.turns.insert(at, turn)
+                if index >= start:
+                    total += turn.tokens
+        self._total = (start, total)
+        self._state = None
 
     def trim(self, start: int) -> None:
-        for index in [i for i in self.log if i < start]:
+        cut = bisect.bisect_left(self.order, start)
+        if not cut:
+            return
+        for index in self.order[:cut]:
             for logged in self.log.pop(index):
                 self.message_tokens.pop(logged.seq, None)
-            self.turns.pop(index, None)
+        del self.order[:cut], self.turns[:cut]
+        self._new = (-1, 0)  # recounted by the next state()
+        self._total = (-1, 0)
+        self._state = None
 
     def state(self) -> BufferState:
         head = self.head
         assert head is not None
-        window = [self.turns[i] for i in sorted(self.turns)]
-        turns = tuple(t for t in window if t.index >= head.buffer_start)
-        unsummarized = tuple(
-            t for t in window if head.summarized_through < t.index < head.buffer_start
-        )
-        seqs = [s for s in self.message_tokens if s > head.compress_seq]
-        return BufferState(
+        if self._state is not None and self._state_head == head:
+            return self._state
+        if self._new[0] != head.compress_seq:  # a compression moved the mark: recount
+            since = head.compress_seq
+            self._new = (since, sum(t for s, t in self.message_tokens.items() if s > since))
+        first = bisect.bisect_left(self.order, head.buffer_start)
+        if self._total[0] != head.buffer_start:
+            self._total = (head.buffer_start, sum(t.tokens for t in self.turns[first:]))
+        lo = bisect.bisect_right(self.order, head.summarized_through)
+        if (head.summary, head.summarized_through) != self._summary[:2]:
+            cost = summary_cost(head.summary, head.summarized_through, self.counter)
+            self._summary = (head.summary, head.summarized_through, cost)
+        state = BufferState(
             summary=head.summary,
-            summary_tokens=summary_cost(head.summary, head.summarized_through, self.counter),
+            summary_tokens=self._summary[2],
             summarized_through=head.summarized_through,
-            turns=turns,
-            unsummarized=unsummarized,
-            new_tokens=sum(self.message_tokens[s] for s in seqs),
+            turns=tuple(self.turns[first:]),
+            unsummarized=tuple(self.turns[lo:first]),
+            new_tokens=self._new[1],
             next_index=head.next_turn,
             failures=head.failures,
         )
+        state.__dict__["turn_tokens"] = self._total[1]  # the cached sum, kept incrementally
+        self._state, self._state_head = state, head
+        return state
 
 
 class TieredMemory:
