@@ -67,8 +67,18 @@ def split_system(context: ContextWindow) -> tuple[SystemMessage | None, list[Bas
     return system, rest
 
 
-def _resolver(source: Any, memory_kwargs: dict[str, Any]) -> MemoryResolver:
-    return source if isinstance(source, MemoryResolver) else MemoryResolver(source, **memory_kwargs)
+def _resolver(
+    source: Any, default_user_id: str | None, memory_kwargs: dict[str, Any]
+) -> MemoryResolver:
+    if isinstance(source, MemoryResolver):
+        if memory_kwargs or default_user_id is not None:
+            given = sorted([*memory_kwargs, *(["default_user_id"] if default_user_id else [])])
+            raise TypeError(
+                f"Given a MemoryResolver, configure it directly: {given} apply only when "
+                "the resolver is built here (from a MemoryStore)."
+            )
+        return source
+    return MemoryResolver(source, default_user_id=default_user_id, **memory_kwargs)
 
 
 def _ensure_ids(messages: Sequence[BaseMessage]) -> None:
@@ -86,17 +96,25 @@ class TieredMemoryState(AgentState[Any]):
 class TieredMemoryMiddleware(AgentMiddleware[TieredMemoryState, Any, Any]):
     """``create_agent`` middleware: budgeted context before, memory update after.
 
+    The run's user and thread are found by the one rule of
+    :mod:`langchain_tiered_memory.identity` (runtime context and
+    ``config["configurable"]`` must agree; no user id is an error unless
+    ``default_user_id`` is given).
+
     Args:
         source: A :class:`~langchain_tiered_memory.store.MemoryStore` or a
             :class:`MemoryResolver`.
+        default_user_id: The user of runs that name none (opt-in).
         **memory_kwargs: Memory options (``context_window``, ``model``, ...).
     """
 
     state_schema = TieredMemoryState
 
-    def __init__(self, source: Any, **memory_kwargs: Any) -> None:
+    def __init__(
+        self, source: Any, *, default_user_id: str | None = None, **memory_kwargs: Any
+    ) -> None:
         super().__init__()
-        self.resolver = _resolver(source, memory_kwargs)
+        self.resolver = _resolver(source, default_user_id, memory_kwargs)
 
     def _memory(self, request: ModelRequest) -> TieredMemory:
         from langgraph.config import get_config
@@ -162,7 +180,9 @@ class TieredMemoryMiddleware(AgentMiddleware[TieredMemoryState, Any, Any]):
         return update
 
 
-def create_pre_model_hook(source: Any, **memory_kwargs: Any) -> Callable[..., dict[str, Any]]:
+def create_pre_model_hook(
+    source: Any, *, default_user_id: str | None = None, **memory_kwargs: Any
+) -> Callable[..., dict[str, Any]]:
     """A ``pre_model_hook`` for ``langgraph.prebuilt.create_react_agent``.
 
     The hook stores new messages, prunes archived ones from state, and hands
@@ -182,7 +202,7 @@ def create_pre_model_hook(source: Any, **memory_kwargs: Any) -> Callable[..., di
         ['human']
         >>> store.close()
     """
-    resolver = _resolver(source, memory_kwargs)
+    resolver = _resolver(source, default_user_id, memory_kwargs)
 
     def pre_model_hook(state: dict[str, Any], config: RunnableConfig) -> dict[str, Any]:
         memory = resolver.for_config(config)

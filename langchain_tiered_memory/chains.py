@@ -60,6 +60,12 @@ from langchain_tiered_memory.budget import TokenBudget
 from langchain_tiered_memory.buffer import BufferState
 from langchain_tiered_memory.clipping import clip_text
 from langchain_tiered_memory.context import ContextWindow
+from langchain_tiered_memory.identity import (
+    DEFAULT_THREAD,
+    IdentityError,
+    check_default_user,
+    check_id,
+)
 from langchain_tiered_memory.memory import TieredMemory
 from langchain_tiered_memory.summarize import (
     DEFAULT_SUMMARY_PROMPT,
@@ -412,6 +418,9 @@ class TieredHistoryFactory:
             next call). Needs a store: without one an evicted session would be
             lost.
         owns_store: Close ``store`` in :meth:`close`.
+        default_user_id: The user of calls that name none (or an empty one).
+            Without it such a call is an error (the rule of
+            :mod:`langchain_tiered_memory.identity`); ids must be strings.
         **memory_kwargs: :class:`TieredMemory` arguments for every session
             (``context_window``, ``model``, ``system_prompt``, ``gate`` ...).
 
@@ -435,6 +444,7 @@ class TieredHistoryFactory:
         reserve_tokens: int = 0,
         max_sessions: int | None = None,
         owns_store: bool = False,
+        default_user_id: str | None = None,
         **memory_kwargs: Any,
     ) -> None:
         if not user_key.isidentifier() or not thread_key.isidentifier() or user_key == thread_key:
@@ -457,6 +467,7 @@ class TieredHistoryFactory:
         self.reserve_tokens = reserve_tokens
         self.max_sessions = max_sessions
         self.owns_store = owns_store
+        self.default_user_id = check_default_user(default_user_id)
         self.memory_kwargs = memory_kwargs
         self._lock = threading.RLock()
         self._histories: OrderedDict[tuple[str, str], TieredChatMessageHistory] = OrderedDict()
@@ -465,19 +476,27 @@ class TieredHistoryFactory:
             [inspect.Parameter(user_key, kind), inspect.Parameter(thread_key, kind, default=None)]
         )
 
-    @staticmethod
-    def _key(name: str, value: Any) -> str:
-        if value is None or isinstance(value, bool) or not isinstance(value, str | int):
-            raise ValueError(f"{name} must be a non-empty string, got {value!r}")
-        text = str(value)
-        if not text:
-            raise ValueError(f"{name} must be a non-empty string, got {value!r}")
-        return text
+    def _user(self, name: str, value: Any) -> str:
+        """The user id (the rule of :mod:`.identity`: a string; missing -> the default)."""
+        user = check_id(value, name)
+        if user is None:
+            if self.default_user_id is None:
+                raise IdentityError(
+                    f"No {name} for this history: it must be a non-empty string, got "
+                    f"{value!r}. Pass it in config={{'configurable': {{'{name}': ...}}}}, or "
+                    "opt into a shared default with default_user_id='<user id>'."
+                )
+            return self.default_user_id
+        return user
 
     def __call__(self, *args: Any, **kwargs: Any) -> TieredChatMessageHistory:
         """Return the history of a session (``factory(session_id)``) or a user's thread."""
         if (len(args) == 1 and not kwargs) or (not args and set(kwargs) == {"session_id"}):
-            session = self._key("session_id", args[0] if args else kwargs["session_id"])
+            raw = args[0] if args else kwargs["session_id"]
+            session = check_id(raw, "session_id")
+            if session is None:
+                user = self._user("session_id", raw)
+                return self.history(user, DEFAULT_THREAD)
             return self.history(session, session)
         if len(args) > 2:
             raise TypeError(f"expected at most 2 positional arguments, got {len(args)}")
@@ -491,13 +510,11 @@ class TieredHistoryFactory:
             if name in values:
                 raise TypeError(f"got multiple values for {name!r}")
             values[name] = value
-        user = self._key(self.user_key, values.get(self.user_key))
-        thread = values.get(self.thread_key)
-        return self.history(
-            user, "default" if thread in (None, "") else self._key(self.thread_key, thread)
-        )
+        user = self._user(self.user_key, values.get(self.user_key))
+        thread = check_id(values.get(self.thread_key), self.thread_key)
+        return self.history(user, thread or DEFAULT_THREAD)
 
-    def history(self, user_id: str, thread_id: str = "default") -> TieredChatMessageHistory:
+    def history(self, user_id: str, thread_id: str = DEFAULT_THREAD) -> TieredChatMessageHistory:
         """The (cached) history of one user's thread."""
         key = (user_id, thread_id)
         with self._lock:
@@ -564,6 +581,7 @@ def tiered_history_factory(
     include_system_prompt: bool = False,
     reserve_tokens: int = 0,
     max_sessions: int | None = None,
+    default_user_id: str | None = None,
     **memory_kwargs: Any,
 ) -> TieredHistoryFactory:
     """A ``get_session_history`` for ``RunnableWithMessageHistory``.
@@ -577,8 +595,8 @@ def tiered_history_factory(
         model: Model name for the token counter and the default window.
         embeddings: Embeddings for a store opened from a path (default: the
             store's offline default).
-        user_key, thread_key, include_system_prompt, reserve_tokens, max_sessions:
-            See :class:`TieredHistoryFactory`.
+        user_key, thread_key, include_system_prompt, reserve_tokens, max_sessions,
+            default_user_id: See :class:`TieredHistoryFactory`.
         **memory_kwargs: More :class:`TieredMemory` arguments for every session.
 
     Returns:
@@ -624,6 +642,7 @@ def tiered_history_factory(
         reserve_tokens=reserve_tokens,
         max_sessions=max_sessions,
         owns_store=owns,
+        default_user_id=default_user_id,
         context_window=context_window,
         model=model,
         **memory_kwargs,

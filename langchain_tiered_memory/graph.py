@@ -273,6 +273,7 @@ def build_memory_graph(
     store: Any = None,
     tools: Sequence[BaseTool] = (),
     checkpointer: Any = None,
+    default_user_id: str | None = None,
     **memory_kwargs: Any,
 ) -> Any:
     """Build and compile the memory agent graph.
@@ -285,21 +286,29 @@ def build_memory_graph(
         tools: Tools the model may call (a ``retrieve_memory`` tool among them
             for self-directed recall).
         checkpointer: A LangGraph checkpointer; ``None`` for SQLite on disk
-            (conversations survive restarts); ``False`` for none.
+            (conversations survive restarts); ``False`` for none (what the
+            LangGraph server wants: it brings its own persistence).
+        default_user_id: The user of runs that name none (opt-in; without it
+            such a run is an error, see :mod:`langchain_tiered_memory.identity`).
         **memory_kwargs: Budget and memory options (``context_window``, ``model``...).
 
     Returns:
         The compiled graph; ``user_id`` and ``thread_id`` come from
-        ``config["configurable"]``.
+        ``config["configurable"]`` or the runtime context.
     """
     if isinstance(store, MemoryResolver):
+        if memory_kwargs or default_user_id is not None:
+            raise TypeError(
+                "Given a MemoryResolver as store=, configure it directly: memory options "
+                "and default_user_id= apply only when the resolver is built here."
+            )
         resolver = store
     else:
         if store is None:
             from langchain_tiered_memory.store import MemoryStore
 
             store = MemoryStore(Path(os.environ.get("TIERED_MEMORY_HOME", ".tiered-memory")))
-        resolver = MemoryResolver(store, **memory_kwargs)
+        resolver = MemoryResolver(store, default_user_id=default_user_id, **memory_kwargs)
     nodes = MemoryNodes(resolver, model, tools)
     builder = StateGraph(MemoryState)
     builder.add_node("load_memory", nodes.load_memory)
