@@ -54,10 +54,10 @@ from langchain_tiered_memory.buffer import (
 from langchain_tiered_memory.consolidation import Reflector
 from langchain_tiered_memory.context import ContextWindow, RecalledMemory, assemble_context
 from langchain_tiered_memory.core import CoreFact, CoreMemory, FactUpdate
-from langchain_tiered_memory.extraction import LLMExtractor
 from langchain_tiered_memory.gate import GateConfig, GateDecision, LLMGate, decide_recall
+from langchain_tiered_memory.models import extractor_from, gate_from, summarizer_from
 from langchain_tiered_memory.records import MemoryRecord
-from langchain_tiered_memory.summarize import ExtractiveSummarizer, LLMSummarizer, Summarizer
+from langchain_tiered_memory.summarize import Summarizer
 from langchain_tiered_memory.tokens import TokenCounterLike, resolve_token_counter
 from langchain_tiered_memory.turns import clean_message, clean_text, message_text
 from langchain_tiered_memory.writer import Extractor, MemoryWriter, WriteResult
@@ -123,7 +123,9 @@ class TieredMemory:
     """Tiered memory for one conversation thread.
 
     Args:
-        model: Model name; gives the default context window and exact counter.
+        model: Model name or chat model; gives the default context window and
+            exact counter (:func:`~langchain_tiered_memory.budget.context_window_for_model`,
+            :func:`~langchain_tiered_memory.tokens.resolve_token_counter`).
         context_window: The model's window in tokens (overrides the lookup).
         budget: A ready :class:`TokenBudget` (overrides ``context_window``).
         ratios: Section ratios, when building the budget here.
@@ -157,21 +159,21 @@ class TieredMemory:
     def __init__(
         self,
         *,
-        model: str | None = "gpt-4o-mini",
+        model: str | BaseChatModel | None = "gpt-4o-mini",
         context_window: int | None = None,
         budget: TokenBudget | None = None,
         ratios: dict[str, float] | None = None,
         token_counter: TokenCounterLike | None = None,
         system_prompt: str = "",
         tools_tokens: int = 0,
-        summarizer: Summarizer | BaseChatModel | None = None,
+        summarizer: Summarizer | BaseChatModel | str | None = None,
         triggers: CompressionTriggers | None = None,
         archive: ArchiveHook | None = None,
         on_event: Callable[[CompressionEvent], None] | None = None,
         store: MemoryStore | None = None,
         user_id: str = "default",
         thread_id: str = "default",
-        extractor: Extractor | BaseChatModel | None = None,
+        extractor: Extractor | BaseChatModel | str | None = None,
         extract_every: int = 8,
         gate: GateMode = "auto",
         gate_config: GateConfig | None = None,
@@ -190,15 +192,10 @@ class TieredMemory:
             raise ValueError("user_id must be a non-empty string")
         if not isinstance(thread_id, str) or not thread_id:
             raise ValueError("thread_id must be a non-empty string")
-        if isinstance(gate, str) and gate not in ("auto", "always", "never"):
-            raise ValueError("gate must be 'auto', 'always', 'never' or an LLMGate")
+        gate = gate_from(gate)
         self.budget = budget
         self.counter = resolve_token_counter(token_counter, model=model)
-        if summarizer is None:
-            summarizer = ExtractiveSummarizer(self.counter)
-        elif isinstance(summarizer, BaseChatModel):
-            summarizer = LLMSummarizer(summarizer, counter=self.counter)
-        self.summarizer: Summarizer = summarizer
+        self.summarizer: Summarizer = summarizer_from(summarizer, self.counter)
         self.triggers = triggers or CompressionTriggers()
         self.on_event = on_event
         self.tools_tokens = tools_tokens
@@ -223,8 +220,7 @@ class TieredMemory:
             self._state = BufferState()
             extra = {}
             core = CoreMemory()
-        if isinstance(extractor, BaseChatModel):
-            extractor = LLMExtractor(extractor)
+        extractor = extractor_from(extractor)
         self.writer = MemoryWriter(core, extractor=extractor, batch_turns=extract_every)
         self.writer._observed_through = int(extra.get("observed_through", -1))
         self._seen_ids: list[str] = list(extra.get("seen_ids", []))
