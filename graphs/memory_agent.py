@@ -1,4 +1,4 @@
-"""The prebuilt memory agent, served by ``langgraph dev`` and the Agent Server (see ``langgraph.json``).
+"""The prebuilt memory agent, for ``langgraph dev`` and the Agent Server (see ``langgraph.json``).
 
     load_memory -> (recall?) -> recall -> answer -> update_memory
 

@@ -38,6 +38,7 @@ from typing import Any
 from langchain.agents.middleware import AgentMiddleware, AgentState, ModelRequest, ModelResponse
 from langchain_core.messages import AIMessage, BaseMessage, SystemMessage
 from langchain_core.runnables import RunnableConfig
+from langchain_core.tools import BaseTool
 from typing_extensions import NotRequired
 
 from langchain_tiered_memory.context import ContextWindow
@@ -181,13 +182,27 @@ class TieredMemoryMiddleware(AgentMiddleware[TieredMemoryState, Any, Any]):
 
 
 def create_pre_model_hook(
-    source: Any, *, default_user_id: str | None = None, **memory_kwargs: Any
+    source: Any,
+    *,
+    tools: Sequence[BaseTool | dict[str, Any] | Callable[..., Any]] = (),
+    default_user_id: str | None = None,
+    **memory_kwargs: Any,
 ) -> Callable[..., dict[str, Any]]:
     """A ``pre_model_hook`` for ``langgraph.prebuilt.create_react_agent``.
 
     The hook stores new messages, prunes archived ones from state, and hands
     the model the budgeted context as ``llm_input_messages``. The agent's own
     reply is stored at the next call (or call ``memory.sync`` after the run).
+
+    Args:
+        source: A :class:`~langchain_tiered_memory.store.MemoryStore` or a
+            :class:`MemoryResolver`.
+        tools: The agent's tools - the same list you give ``create_react_agent``.
+            ``create_react_agent`` binds their schemas to the model, so they are
+            sent with every prompt; the hook counts them in the budget (a
+            pre-model hook cannot see them otherwise).
+        default_user_id: The user of runs that name none (opt-in).
+        **memory_kwargs: Memory options (``context_window``, ``model``, ...).
 
     Example:
         >>> import tempfile
@@ -203,9 +218,12 @@ def create_pre_model_hook(
         >>> store.close()
     """
     resolver = _resolver(source, default_user_id, memory_kwargs)
+    tool_list = list(tools)
 
     def pre_model_hook(state: dict[str, Any], config: RunnableConfig) -> dict[str, Any]:
         memory = resolver.for_config(config)
+        if tool_list:
+            memory.tools_tokens = tools_tokens(tool_list, memory)
         messages = list(state["messages"])
         _ensure_ids(messages)
         memory.sync(messages)
