@@ -202,7 +202,7 @@ def echo_reply(messages: Sequence[BaseMessage], *, max_chars: int = 240) -> str:
 
 
 def resolve_chat_model(
-    spec: ModelSpec | None, *, what: str = "model", required: bool = False
+    spec: ModelSpec | None, *, what: str = "model", required: bool = False, **init_kwargs: Any
 ) -> BaseChatModel | None:
     """Turn a model spec into a chat model, or a clear error now.
 
@@ -211,6 +211,8 @@ def resolve_chat_model(
             model, or ``None``/``"none"`` for no model.
         what: The argument's name, for error messages.
         required: ``None``/``"none"`` is an error too.
+        **init_kwargs: Passed to ``init_chat_model`` for a string spec (e.g.
+            ``temperature=0``); ``"local"``, ``"echo"`` and objects ignore them.
 
     Raises:
         ValueError: for a string LangChain cannot turn into a chat model
@@ -249,7 +251,7 @@ def resolve_chat_model(
     from langchain.chat_models import init_chat_model
 
     try:
-        model = init_chat_model(name)
+        model = init_chat_model(name, **init_kwargs)
     except ImportError as exc:
         raise ImportError(f"{what}={spec!r}: {_first_line(exc)}") from exc
     except ValueError as exc:
@@ -268,7 +270,9 @@ def resolve_chat_model(
     return model
 
 
-def require_chat_model(spec: ModelSpec, *, what: str = "model") -> BaseChatModel:
+def require_chat_model(
+    spec: ModelSpec, *, what: str = "model", **init_kwargs: Any
+) -> BaseChatModel:
     """:func:`resolve_chat_model` where a model is required (``"none"`` is an error).
 
     Example:
@@ -277,7 +281,7 @@ def require_chat_model(spec: ModelSpec, *, what: str = "model") -> BaseChatModel
         ...
         ValueError: summarizer needs a chat model: ...
     """
-    model = resolve_chat_model(spec, what=what, required=True)
+    model = resolve_chat_model(spec, what=what, required=True, **init_kwargs)
     assert model is not None
     return model
 
