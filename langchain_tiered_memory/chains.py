@@ -700,8 +700,9 @@ def tiered_history_factory(
         model: Model name for the token counter and the default window.
         embeddings: Embeddings for a store opened from a path (default: the
             store's offline default).
-        user_key, thread_key, include_system_prompt, reserve_tokens, max_sessions,
-            default_user_id: See :class:`TieredHistoryFactory`.
+        user_key, thread_key, include_system_prompt, reserve_tokens, max_sessions:
+            See :class:`TieredHistoryFactory`.
+        default_user_id: See :class:`TieredHistoryFactory`.
         **memory_kwargs: More :class:`TieredMemory` arguments for every session.
 
     Returns:
