@@ -44,7 +44,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from langchain_core.chat_history import BaseChatMessageHistory
-from langchain_core.language_models import BaseLanguageModel
+from langchain_core.language_models import BaseChatModel, BaseLanguageModel
 from langchain_core.messages import (
     AIMessage,
     BaseMessage,
@@ -679,7 +679,7 @@ def tiered_history_factory(
     store_or_path: MemoryStore | str | os.PathLike[str] | None = None,
     *,
     context_window: int | None = None,
-    model: str | None = "gpt-4o-mini",
+    model: str | BaseChatModel | None = "gpt-4o-mini",
     embeddings: Any = None,
     user_key: str = "user_id",
     thread_key: str = "conversation_id",
@@ -697,7 +697,7 @@ def tiered_history_factory(
             in-process memory.
         context_window: The model's window in tokens (default: looked up from
             ``model``).
-        model: Model name for the token counter and the default window.
+        model: Model name or chat model for the token counter and the default window.
         embeddings: Embeddings for a store opened from a path (default: the
             store's offline default).
         user_key, thread_key, include_system_prompt, reserve_tokens, max_sessions:
