@@ -40,8 +40,8 @@ import logging
 import threading
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
-from functools import cached_property
 from datetime import datetime, timezone
+from functools import cached_property
 from typing import Any, Literal
 
 from langchain_core.messages import BaseMessage, SystemMessage

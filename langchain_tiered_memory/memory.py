@@ -54,13 +54,13 @@ from langchain_tiered_memory.buffer import (
 from langchain_tiered_memory.consolidation import Reflector
 from langchain_tiered_memory.context import ContextWindow, RecalledMemory, assemble_context
 from langchain_tiered_memory.core import CoreFact, CoreMemory, FactUpdate
-from langchain_tiered_memory.extraction import LLMExtractor
 from langchain_tiered_memory.gate import GateConfig, GateDecision, LLMGate, decide_recall
 from langchain_tiered_memory.ids import check_id
+from langchain_tiered_memory.models import extractor_from, gate_from, summarizer_from
 from langchain_tiered_memory.records import MemoryRecord
 from langchain_tiered_memory.storage.base import LogCursor, LoggedMessage, ThreadHead
 from langchain_tiered_memory.storage.errors import StorageError
-from langchain_tiered_memory.summarize import ExtractiveSummarizer, LLMSummarizer, Summarizer
+from langchain_tiered_memory.summarize import Summarizer
 from langchain_tiered_memory.tokens import TokenCounterLike, resolve_token_counter
 from langchain_tiered_memory.turns import (
     ABANDONED_TOOL_RESULT,
@@ -195,7 +195,9 @@ class TieredMemory:
     """Tiered memory for one conversation thread: a view of what the store holds.
 
     Args:
-        model: Model name; gives the default context window and exact counter.
+        model: Model name or chat model; gives the default context window and
+            exact counter (:func:`~langchain_tiered_memory.budget.context_window_for_model`,
+            :func:`~langchain_tiered_memory.tokens.resolve_token_counter`).
         context_window: The model's window in tokens (overrides the lookup).
         budget: A ready :class:`TokenBudget` (overrides ``context_window``).
         ratios: Section ratios, when building the budget here.
@@ -230,20 +232,20 @@ class TieredMemory:
     def __init__(
         self,
         *,
-        model: str | None = "gpt-4o-mini",
+        model: str | BaseChatModel | None = "gpt-4o-mini",
         context_window: int | None = None,
         budget: TokenBudget | None = None,
         ratios: dict[str, float] | None = None,
         token_counter: TokenCounterLike | None = None,
         system_prompt: str = "",
         tools_tokens: int = 0,
-        summarizer: Summarizer | BaseChatModel | None = None,
+        summarizer: Summarizer | BaseChatModel | str | None = None,
         triggers: CompressionTriggers | None = None,
         on_event: Callable[[CompressionEvent], None] | None = None,
         store: MemoryStore | None = None,
         user_id: str = "default",
         thread_id: str = "default",
-        extractor: Extractor | BaseChatModel | None = None,
+        extractor: Extractor | BaseChatModel | str | None = None,
         extract_every: int = 8,
         gate: GateMode = "auto",
         gate_config: GateConfig | None = None,
@@ -260,15 +262,10 @@ class TieredMemory:
                 budget = TokenBudget.for_model(model, ratios=ratios)
         self.user_id = check_id(user_id, "user_id")
         self.thread_id = check_id(thread_id, "thread_id")
-        if isinstance(gate, str) and gate not in ("auto", "always", "never"):
-            raise ValueError("gate must be 'auto', 'always', 'never' or an LLMGate")
+        gate = gate_from(gate)
         self.budget = budget
         self.counter = resolve_token_counter(token_counter, model=model)
-        if summarizer is None:
-            summarizer = ExtractiveSummarizer(self.counter)
-        elif isinstance(summarizer, BaseChatModel):
-            summarizer = LLMSummarizer(summarizer, counter=self.counter)
-        self.summarizer: Summarizer = summarizer
+        self.summarizer: Summarizer = summarizer_from(summarizer, self.counter)
         self.triggers = triggers or CompressionTriggers()
         self.on_event = on_event
         self.tools_tokens = tools_tokens
@@ -286,8 +283,7 @@ class TieredMemory:
         self.last_gate: GateDecision | None = None
         self._lock = threading.RLock()
         self._copy = _ThreadCopy(self.counter)
-        if isinstance(extractor, BaseChatModel):
-            extractor = LLMExtractor(extractor)
+        extractor = extractor_from(extractor)
         core = CoreMemory(store=self.backend, user_id=self.user_id, thread_id=self.thread_id)
         self.writer = MemoryWriter(core, extractor=extractor, batch_turns=extract_every)
         self._refresh()
