@@ -84,7 +84,7 @@ def test_the_graph_does_not_resync_a_forgotten_checkpoint(tmp_path: Path) -> Non
     graph.invoke({"messages": [HumanMessage("What's my name? I'm Ana.")]}, cfg("ana", "t1"))
     assert SECRET not in repr(llm.prompts[-1])
     assert SECRET not in repr(store.export_user("ana"))
-    assert [m.content for m in store.memory("ana", "t1").messages][0] == "What's my name? I'm Ana."
+    assert store.memory("ana", "t1").messages[0].content == "What's my name? I'm Ana."
     store.close()
     assert SECRET.encode() not in on_disk(data)
 
