@@ -45,6 +45,7 @@ from langchain_tiered_memory.context import ContextWindow
 from langchain_tiered_memory.graph import check_owner, prune_state, tools_tokens
 from langchain_tiered_memory.memory import TieredMemory
 from langchain_tiered_memory.resolver import MemoryResolver
+from langchain_tiered_memory.store import MemoryStore
 from langchain_tiered_memory.turns import message_text
 
 __all__ = ["TieredMemoryMiddleware", "create_pre_model_hook", "split_system"]
@@ -106,16 +107,31 @@ class TieredMemoryMiddleware(AgentMiddleware[TieredMemoryState, Any, Any]):
         source: A :class:`~langchain_tiered_memory.store.MemoryStore` or a
             :class:`MemoryResolver`.
         default_user_id: The user of runs that name none (opt-in).
+        checkpointer: The agent's checkpointer (``create_agent(checkpointer=...)``):
+            forgetting a user then deletes their threads from it too.
         **memory_kwargs: Memory options (``context_window``, ``model``, ...).
     """
 
     state_schema = TieredMemoryState
 
     def __init__(
-        self, source: Any, *, default_user_id: str | None = None, **memory_kwargs: Any
+        self,
+        source: Any,
+        *,
+        default_user_id: str | None = None,
+        checkpointer: Any = None,
+        **memory_kwargs: Any,
     ) -> None:
         super().__init__()
         self.resolver = _resolver(source, default_user_id, memory_kwargs)
+        if checkpointer is not None:
+            store = self.resolver.source
+            if not isinstance(store, MemoryStore):
+                raise TypeError(
+                    "checkpointer= needs a MemoryStore source (forgets are the store's); "
+                    "attach it with store.attach_checkpointer(...) instead"
+                )
+            store.attach_checkpointer(checkpointer)
 
     def _memory(self, request: ModelRequest) -> TieredMemory:
         from langgraph.config import get_config

@@ -51,6 +51,7 @@ from langchain_tiered_memory.gate import should_recall
 from langchain_tiered_memory.memory import TieredMemory
 from langchain_tiered_memory.models import memory_model_for, require_chat_model, resolve_chat_model
 from langchain_tiered_memory.resolver import MemoryResolver
+from langchain_tiered_memory.store import MemoryStore
 from langchain_tiered_memory.turns import message_text
 
 __all__ = [
@@ -304,13 +305,6 @@ def _after_answer(state: MemoryState) -> str:
     return "update_memory"
 
 
-def default_checkpoint_path() -> Path:
-    """Where the prebuilt graph keeps its SQLite checkpoints by default."""
-    root = Path(os.environ.get("TIERED_MEMORY_HOME", ".tiered-memory"))
-    root.mkdir(parents=True, exist_ok=True)
-    return root / "checkpoints.sqlite"
-
-
 def build_memory_graph(
     model: BaseChatModel | str | None = None,
     *,
@@ -336,9 +330,12 @@ def build_memory_graph(
             (default ``.tiered-memory``).
         tools: Tools the model may call (a ``retrieve_memory`` tool among them
             for self-directed recall).
-        checkpointer: A LangGraph checkpointer; ``None`` for SQLite on disk
-            (conversations survive restarts); ``False`` for none (what the
-            LangGraph server wants: it brings its own persistence).
+        checkpointer: A LangGraph checkpointer (forgetting a user deletes
+            their threads from it); ``None`` for the store's own
+            (:meth:`~langchain_tiered_memory.store.MemoryStore.checkpointer`:
+            SQLite in the data directory, so conversations survive restarts);
+            ``False`` for none (what the LangGraph server wants: it brings
+            its own persistence).
         default_user_id: The user of runs that name none (opt-in; without it
             such a run is an error, see :mod:`langchain_tiered_memory.identity`).
         **memory_kwargs: Budget and memory options (``context_window``, ``model``...).
@@ -357,8 +354,6 @@ def build_memory_graph(
         resolver = store
     else:
         if store is None:
-            from langchain_tiered_memory.store import MemoryStore
-
             store = MemoryStore(Path(os.environ.get("TIERED_MEMORY_HOME", ".tiered-memory")))
         sized = {"model", "context_window", "budget", "token_counter"} & set(memory_kwargs)
         if chat_model is not None and not sized:
@@ -390,11 +385,14 @@ def build_memory_graph(
         builder.add_edge("answer", "update_memory")
     builder.add_edge("update_memory", END)
     builder.add_edge("refuse", END)
+    owner = resolver.source if isinstance(resolver.source, MemoryStore) else None
     if checkpointer is None:
-        import sqlite3
-
-        from langgraph.checkpoint.sqlite import SqliteSaver
-
-        conn = sqlite3.connect(default_checkpoint_path(), check_same_thread=False)
-        checkpointer = SqliteSaver(conn)
+        if owner is None:
+            raise ValueError(
+                "No checkpointer: the memory source is not a MemoryStore, so there is no "
+                "default one. Pass checkpointer=<a LangGraph checkpointer> (or False for none)."
+            )
+        checkpointer = owner.checkpointer()  # in the store's directory: forgets reach it
+    elif checkpointer is not False and owner is not None:
+        owner.attach_checkpointer(checkpointer)
     return builder.compile(checkpointer=checkpointer or None)

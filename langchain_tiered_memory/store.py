@@ -30,6 +30,8 @@ from __future__ import annotations
 
 import logging
 import os
+import sqlite3
+import threading
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -47,10 +49,13 @@ if TYPE_CHECKING:
 
 logger = logging.getLogger(__name__)
 
-__all__ = ["EMBEDDINGS_CACHE_FILE", "MemoryStore"]
+__all__ = ["CHECKPOINTS_FILE", "EMBEDDINGS_CACHE_FILE", "MemoryStore"]
 
 #: The embedding cache of the local embedders, inside a data directory.
 EMBEDDINGS_CACHE_FILE = "embeddings.sqlite"
+
+#: The default LangGraph checkpointer's file, inside a data directory.
+CHECKPOINTS_FILE = "checkpoints.sqlite"
 
 #: ``embeddings=`` value for a store that searches by keywords only (no vectors).
 NO_EMBEDDINGS = "none"
@@ -105,6 +110,10 @@ class MemoryStore:
             vector_store=vector_store,
             index_save_every=index_save_every,
         )
+        self._owns_embeddings = not isinstance(embeddings, Embeddings)
+        self._checkpointers: list[Any] = []
+        self._default_checkpointer: Any = None
+        self._lock = threading.Lock()
 
     def _embeddings(self, embeddings: Embeddings | str | None) -> Embeddings | None:
         from langchain_tiered_memory.embeddings import (
@@ -165,6 +174,71 @@ class MemoryStore:
         """A user's thread ids."""
         return self.backend.threads(check_id(user_id, "user_id"))
 
+    # -- LangGraph checkpoints ------------------------------------------------------
+
+    def checkpointer(self) -> Any:
+        """The default LangGraph checkpointer for graphs over this store (one per store).
+
+        For a data directory, a ``SqliteSaver`` on ``<path>/checkpoints.sqlite``
+        (``secure_delete`` on); in memory, an ``InMemorySaver``. Forgetting a
+        user deletes their threads from it - from any process, since the file
+        is in the data directory.
+
+        Example:
+            >>> MemoryStore().checkpointer().__class__.__name__
+            'InMemorySaver'
+        """
+        with self._lock:
+            if self._default_checkpointer is None:
+                if self.path is None:
+                    from langgraph.checkpoint.memory import InMemorySaver
+
+                    self._default_checkpointer = InMemorySaver()
+                else:
+                    self._default_checkpointer = _sqlite_saver(self.path / CHECKPOINTS_FILE)
+            return self._default_checkpointer
+
+    def attach_checkpointer(self, checkpointer: Any) -> Any:
+        """Have forgets of this store delete threads from ``checkpointer`` too; returns it.
+
+        ``build_memory_graph`` attaches the checkpointer it is given; attach
+        the one of your own ``create_agent(checkpointer=...)`` (LangGraph
+        checkpoint threads are the memory's threads). Any saver with
+        ``delete_thread(thread_id)`` works.
+        """
+        if not callable(getattr(checkpointer, "delete_thread", None)):
+            raise TypeError(
+                f"{type(checkpointer).__name__} has no delete_thread(thread_id): "
+                "not a LangGraph checkpointer"
+            )
+        with self._lock:
+            if all(c is not checkpointer for c in self._checkpointers):
+                self._checkpointers.append(checkpointer)
+        return checkpointer
+
+    def _purge_checkpoints(self, threads: list[str]) -> None:
+        """Delete these threads from every checkpointer this store knows of."""
+        if not threads:
+            return
+        with self._lock:
+            savers = list(self._checkpointers)
+            default = self._default_checkpointer
+        own_file = None
+        if default is None and self.path is not None and (self.path / CHECKPOINTS_FILE).exists():
+            default = own_file = _sqlite_saver(self.path / CHECKPOINTS_FILE)  # another process's
+        if default is not None and all(s is not default for s in savers):
+            savers.append(default)
+        try:
+            for saver in savers:
+                for thread in threads:
+                    saver.delete_thread(thread)
+                conn = getattr(saver, "conn", None)
+                if isinstance(conn, sqlite3.Connection):
+                    conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+        finally:
+            if own_file is not None:
+                own_file.conn.close()
+
     # -- forgetting and export ------------------------------------------------------
 
     def forget_user(self, user_id: str) -> int:
@@ -172,28 +246,44 @@ class MemoryStore:
 
         Every open view of the user (any object, any process) drops its copy
         at its next read or write; what the user says afterwards is kept.
-        Returns the number of archive records deleted. See
+        The user's threads are deleted from the LangGraph checkpointers too
+        (see :meth:`checkpointer` and :meth:`attach_checkpointer`). Returns
+        the number of archive records deleted. See
         :mod:`langchain_tiered_memory.storage.sql.backend` for exactly what
         is removed.
         """
-        return self.backend.forget_user(check_id(user_id, "user_id"))
+        user_id = check_id(user_id, "user_id")
+        threads = self.backend.threads(user_id)
+        deleted = self.backend.forget_user(user_id)
+        self._purge_checkpoints(threads)
+        return deleted
 
     def forget_thread(self, user_id: str, thread_id: str) -> int:
-        """Delete one thread: its turns (log and archive), summary and head.
+        """Delete one thread: its turns (log and archive), summary, head and checkpoints.
 
         Returns the number of archive records deleted.
         """
-        return self.backend.forget_thread(
-            check_id(user_id, "user_id"), check_id(thread_id, "thread_id")
-        )
+        user_id, thread_id = check_id(user_id, "user_id"), check_id(thread_id, "thread_id")
+        deleted = self.backend.forget_thread(user_id, thread_id)
+        self._purge_checkpoints([thread_id])
+        return deleted
 
     def export_user(self, user_id: str) -> dict[str, Any]:
         """A user's whole memory as JSON-ready data (records, audit events, threads, core facts)."""
         return dict(self.backend.export_user(check_id(user_id, "user_id")))
 
     def close(self) -> None:
-        """Flush and close everything (the embedder's cache too, if the store opened it)."""
+        """Flush and close everything (the embedder's cache and the default
+        checkpointer too, if the store opened them)."""
         self.backend.close()
+        with self._lock:
+            default, self._default_checkpointer = self._default_checkpointer, None
+        conn = getattr(default, "conn", None)
+        if isinstance(conn, sqlite3.Connection):
+            conn.close()
+        close = getattr(self.embeddings, "close", None)
+        if self._owns_embeddings and close is not None:
+            close()
 
     def __enter__(self) -> MemoryStore:
         return self
@@ -203,3 +293,12 @@ class MemoryStore:
 
     def __repr__(self) -> str:
         return f"MemoryStore({self.backend.where!r})"
+
+
+def _sqlite_saver(path: Path) -> Any:
+    """A LangGraph ``SqliteSaver`` on ``path`` whose deletes overwrite the freed bytes."""
+    from langgraph.checkpoint.sqlite import SqliteSaver
+
+    conn = sqlite3.connect(str(path), check_same_thread=False, timeout=30.0)
+    conn.execute("PRAGMA secure_delete=ON")
+    return SqliteSaver(conn)

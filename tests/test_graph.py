@@ -166,7 +166,9 @@ def test_a_restarted_process_continues_the_thread(tmp_path) -> None:
     assert second.stdout.strip() == (
         "I'm Ana, from Lisbon.|reply from first|Where am I from?|reply from second"
     )
-    assert (tmp_path / "home" / "checkpoints.sqlite").exists()
+    # the checkpoints live in the store's data directory (forgets reach them), not elsewhere
+    assert (tmp_path / "data" / "checkpoints.sqlite").exists()
+    assert not (tmp_path / "home").exists()
 
 
 def _load_served_graph(tmp_path, model: str | None) -> subprocess.CompletedProcess[str]:
