@@ -227,6 +227,13 @@ def bench_tokens(
             "ConversationSummaryBufferMemory (extra 'peers') with the same summariser."
         ),
     ] = False,
+    recall: Annotated[
+        bool,
+        typer.Option(
+            help="Replay into a temporary MemoryStore so the gate and recall run "
+            "(offline embedder; slower)."
+        ),
+    ] = False,
 ) -> None:
     """Replay conversations turn by turn; check every prompt against the budget."""
     from langchain_tiered_memory.bench.datasets import load_locomo
@@ -253,6 +260,7 @@ def bench_tokens(
             keep_series=plot is not None,
             peers=PEERS if peers else (),
             peer_model=peer_model,
+            recall=recall,
         )
     result["data"] = str(data)
     result["summarizer"] = summarizer
@@ -278,6 +286,7 @@ def _print_peers(peers: dict[str, Any]) -> None:
         "max prompt",
         "mean prompt",
         "violations",
+        "prefix reuse",
         "last prompt",
         "summariser calls/turn",
     ):
@@ -288,6 +297,7 @@ def _print_peers(peers: dict[str, Any]) -> None:
             str(row["max_prompt_tokens"]),
             str(row["mean_prompt_tokens"]),
             str(row["violations"]),
+            str(row["prefix_reuse_mean"]),
             str(row["final_prompt_tokens_mean"]),
             str(row["summarizer_calls_per_turn"]),
         )
