@@ -568,9 +568,7 @@ def assemble_context(
     turn_costs = [t.tokens for t in turns]
     needs = {
         "system": system_tokens,
-        "core": stable_cost
-        + recent_cost
-        + (wrapper if recent_part and not fresh else 0),
+        "core": stable_cost + recent_cost + (wrapper if recent_part and not fresh else 0),
         "recall": recall_head + _quoted_cost(fresh, counter) + wrapper if fresh else 0,
         "buffer": summary_cost + sum(turn_costs),
     }
@@ -673,9 +671,9 @@ def assemble_context(
         messages = build()
         total = counter.count_messages(messages) + tools_tokens
     block = _turn_memory(recent_part, kept_recall)
-    newest = chosen[-1][1] if chosen else []
+    last = chosen[-1][1] if chosen else []
     memory_tokens = (
-        turn_tokens(_with_turn_memory(block, newest), counter) - _marginal(newest, counter)
+        turn_tokens(_with_turn_memory(block, last), counter) - _marginal(last, counter)
         if block
         else 0
     )
