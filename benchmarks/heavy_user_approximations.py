@@ -30,9 +30,10 @@ from typing import Any
 
 from langchain_core.embeddings import Embeddings
 
-from langchain_tiered_memory.archive import BaseSQLiteArchive, FaissIndex
 from langchain_tiered_memory.bench.datasets import LocomoConversation, load_locomo
 from langchain_tiered_memory.bench.retrieval import run_retrieval_bench
+from langchain_tiered_memory.storage.faiss.index import FaissIndex
+from langchain_tiered_memory.storage.sqlite.archive import BaseSQLiteArchive
 
 REPORTED = ("recall@1", "recall@5", "recall@10", "ndcg@10", "recall@614tok", "recall@1228tok")
 

@@ -1,17 +1,28 @@
-"""The prebuilt memory agent, ready for ``langgraph dev`` (see ``langgraph.json``).
+"""The prebuilt memory agent, for ``langgraph dev`` and the Agent Server (see ``langgraph.json``).
 
     load_memory -> (recall?) -> recall -> answer -> update_memory
 
-Importing this module needs no API key and no network: the chat model is
-chosen per run from ``config["configurable"]["model"]`` (any
-``init_chat_model`` string, e.g. ``"openai:gpt-4o-mini"``) or the
-``TIERED_MEMORY_MODEL`` environment variable. Memory lives under
-``$TIERED_MEMORY_HOME`` (default ``.tiered-memory``), conversations are
-checkpointed to SQLite there, and ``user_id`` / ``thread_id`` come from the
-run config.
+The graph brings no checkpointer: the LangGraph server persists threads
+itself (and refuses graphs that bring their own). To run the agent in your
+own process, with SQLite checkpoints, call
+:func:`langchain_tiered_memory.graph.build_memory_graph` instead.
 
-To build your own (your model, tools, budget and store), call
-:func:`langchain_tiered_memory.graph.build_memory_graph`.
+Configuration, read when the server loads the graph:
+
+* ``TIERED_MEMORY_MODEL``: the chat model - an ``init_chat_model`` string
+  (``"openai:gpt-4o-mini"``, with its API key set), ``"local"`` (offline
+  SmolLM2, ``pip install 'langchain-tiered-memory[local]'``) or ``"echo"``
+  (no LLM: replies with what the memory put in the prompt). A run may pick
+  another with ``config={"configurable": {"model": ...}}``. A bad value fails
+  when the graph loads, not at the first turn.
+* ``TIERED_MEMORY_HOME``: the memory's data directory (default
+  ``.tiered-memory``).
+* ``TIERED_MEMORY_CONTEXT_WINDOW``: the budget's window in tokens (default 8192).
+
+Every run names its user: ``config={"configurable": {"user_id": ...}}`` or
+``context={"user_id": ...}`` (or the authenticated user, when the deployment
+has auth); a run without one fails. The thread is the server's thread, and it
+belongs to the user who started it.
 """
 
 from __future__ import annotations
@@ -22,5 +33,6 @@ from langchain_tiered_memory.graph import build_memory_graph
 
 graph = build_memory_graph(
     None,
+    checkpointer=False,
     context_window=int(os.environ.get("TIERED_MEMORY_CONTEXT_WINDOW", "8192")),
 )

@@ -19,8 +19,6 @@ Integrations live in their own modules (imported on use):
 and ``ConversationSummaryBufferMemory`` replacement).
 """
 
-from langchain_tiered_memory.archive import InMemoryTurnArchive, SQLiteArchive
-from langchain_tiered_memory.audit import AuditEvent, AuditLog
 from langchain_tiered_memory.budget import (
     DEFAULT_RATIOS,
     SECTIONS,
@@ -31,6 +29,7 @@ from langchain_tiered_memory.buffer import (
     BufferState,
     CompressionEvent,
     CompressionTriggers,
+    InMemoryTurnArchive,
     acompress,
     append_messages,
     compress,
@@ -50,6 +49,10 @@ from langchain_tiered_memory.memory import TieredMemory
 from langchain_tiered_memory.recall import Recaller, RecallWeights
 from langchain_tiered_memory.records import MemoryRecord, ScoredRecord
 from langchain_tiered_memory.resolver import MemoryResolver
+from langchain_tiered_memory.storage.errors import StorageError
+from langchain_tiered_memory.storage.sql.audit import AuditEvent, AuditLog
+from langchain_tiered_memory.storage.sqlite.archive import SQLiteArchive
+from langchain_tiered_memory.storage.vectorstore import VectorStoreArchive
 from langchain_tiered_memory.store import MemoryStore
 from langchain_tiered_memory.summarize import (
     ExtractiveSummarizer,
@@ -67,7 +70,6 @@ from langchain_tiered_memory.tokens import (
     resolve_token_counter,
 )
 from langchain_tiered_memory.turns import Turn, group_turns
-from langchain_tiered_memory.vectorstore_archive import VectorStoreArchive
 from langchain_tiered_memory.writer import MemoryWriter
 
 __version__ = "0.1.0"
@@ -104,6 +106,7 @@ __all__ = [
     "RuleBasedExtractor",
     "SQLiteArchive",
     "ScoredRecord",
+    "StorageError",
     "SummarizationError",
     "Summarizer",
     "TieredMemory",

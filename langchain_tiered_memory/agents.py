@@ -38,6 +38,7 @@ from typing import Any
 from langchain.agents.middleware import AgentMiddleware, AgentState, ModelRequest, ModelResponse
 from langchain_core.messages import AIMessage, BaseMessage, SystemMessage
 from langchain_core.runnables import RunnableConfig
+from langchain_core.tools import BaseTool
 from typing_extensions import NotRequired
 
 from langchain_tiered_memory.context import ContextWindow
@@ -70,8 +71,18 @@ def split_system(context: ContextWindow) -> tuple[SystemMessage | None, list[Bas
     return system, rest
 
 
-def _resolver(source: Any, memory_kwargs: dict[str, Any]) -> MemoryResolver:
-    return source if isinstance(source, MemoryResolver) else MemoryResolver(source, **memory_kwargs)
+def _resolver(
+    source: Any, default_user_id: str | None, memory_kwargs: dict[str, Any]
+) -> MemoryResolver:
+    if isinstance(source, MemoryResolver):
+        if memory_kwargs or default_user_id is not None:
+            given = sorted([*memory_kwargs, *(["default_user_id"] if default_user_id else [])])
+            raise TypeError(
+                f"Given a MemoryResolver, configure it directly: {given} apply only when "
+                "the resolver is built here (from a MemoryStore)."
+            )
+        return source
+    return MemoryResolver(source, default_user_id=default_user_id, **memory_kwargs)
 
 
 def _ensure_ids(messages: Sequence[BaseMessage]) -> None:
@@ -89,17 +100,25 @@ class TieredMemoryState(AgentState[Any]):
 class TieredMemoryMiddleware(AgentMiddleware[TieredMemoryState, Any, Any]):
     """``create_agent`` middleware: budgeted context before, memory update after.
 
+    The run's user and thread are found by the one rule of
+    :mod:`langchain_tiered_memory.identity` (runtime context and
+    ``config["configurable"]`` must agree; no user id is an error unless
+    ``default_user_id`` is given).
+
     Args:
         source: A :class:`~langchain_tiered_memory.store.MemoryStore` or a
             :class:`MemoryResolver`.
+        default_user_id: The user of runs that name none (opt-in).
         **memory_kwargs: Memory options (``context_window``, ``model``, ...).
     """
 
     state_schema = TieredMemoryState
 
-    def __init__(self, source: Any, **memory_kwargs: Any) -> None:
+    def __init__(
+        self, source: Any, *, default_user_id: str | None = None, **memory_kwargs: Any
+    ) -> None:
         super().__init__()
-        self.resolver = _resolver(source, memory_kwargs)
+        self.resolver = _resolver(source, default_user_id, memory_kwargs)
 
     def _memory(self, request: ModelRequest) -> TieredMemory:
         from langgraph.config import get_config
@@ -165,12 +184,28 @@ class TieredMemoryMiddleware(AgentMiddleware[TieredMemoryState, Any, Any]):
         return update
 
 
-def create_pre_model_hook(source: Any, **memory_kwargs: Any) -> Callable[..., dict[str, Any]]:
+def create_pre_model_hook(
+    source: Any,
+    *,
+    tools: Sequence[BaseTool | dict[str, Any] | Callable[..., Any]] = (),
+    default_user_id: str | None = None,
+    **memory_kwargs: Any,
+) -> Callable[..., dict[str, Any]]:
     """A ``pre_model_hook`` for ``langgraph.prebuilt.create_react_agent``.
 
     The hook stores new messages, prunes archived ones from state, and hands
     the model the budgeted context as ``llm_input_messages``. The agent's own
     reply is stored at the next call (or call ``memory.sync`` after the run).
+
+    Args:
+        source: A :class:`~langchain_tiered_memory.store.MemoryStore` or a
+            :class:`MemoryResolver`.
+        tools: The agent's tools - the same list you give ``create_react_agent``.
+            ``create_react_agent`` binds their schemas to the model, so they are
+            sent with every prompt; the hook counts them in the budget (a
+            pre-model hook cannot see them otherwise).
+        default_user_id: The user of runs that name none (opt-in).
+        **memory_kwargs: Memory options (``context_window``, ``model``, ...).
 
     Example:
         >>> import tempfile
@@ -185,10 +220,13 @@ def create_pre_model_hook(source: Any, **memory_kwargs: Any) -> Callable[..., di
         ['human']
         >>> store.close()
     """
-    resolver = _resolver(source, memory_kwargs)
+    resolver = _resolver(source, default_user_id, memory_kwargs)
+    tool_list = list(tools)
 
     def pre_model_hook(state: dict[str, Any], config: RunnableConfig) -> dict[str, Any]:
         memory = resolver.for_config(config)
+        if tool_list:
+            memory.tools_tokens = tools_tokens(tool_list, memory)
         messages = list(state["messages"])
         _ensure_ids(messages)
         memory.sync(messages)

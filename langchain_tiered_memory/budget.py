@@ -23,10 +23,12 @@ Example:
 
 from __future__ import annotations
 
+import difflib
 import math
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Literal
+from typing import Any, Literal
 
 __all__ = [
     "DEFAULT_RATIOS",
@@ -34,7 +36,10 @@ __all__ = [
     "SECTIONS",
     "Section",
     "TokenBudget",
+    "canonical_model_name",
+    "chat_model_name",
     "context_window_for_model",
+    "known_model_names",
 ]
 
 Section = Literal["system", "core", "buffer", "recall", "output"]
@@ -48,8 +53,9 @@ DEFAULT_RATIOS: Mapping[str, float] = {
     "output": 0.15,
 }
 
-#: Context windows (input + output tokens) of well-known models. Prefix matches
-#: are tried longest first, so ``gpt-4o-mini-2024-07-18`` finds ``gpt-4o-mini``.
+#: Context windows (input + output tokens) of well-known models. A name may
+#: carry a version suffix (``gpt-4o-mini-2024-07-18``, ``claude-3-5-sonnet-20241022``,
+#: ``gpt-4-turbo-preview``, ``...-latest``); anything else is an unknown name.
 MODEL_CONTEXT_WINDOWS: Mapping[str, int] = {
     "gpt-3.5-turbo": 16_385,
     "gpt-4": 8_192,
@@ -57,48 +63,164 @@ MODEL_CONTEXT_WINDOWS: Mapping[str, int] = {
     "gpt-4-turbo": 128_000,
     "gpt-4o": 128_000,
     "gpt-4o-mini": 128_000,
+    "chatgpt-4o": 128_000,
     "gpt-4.1": 1_047_576,
     "gpt-4.1-mini": 1_047_576,
     "gpt-4.1-nano": 1_047_576,
     "gpt-5": 400_000,
+    "gpt-5.1": 400_000,
     "gpt-5-mini": 400_000,
     "gpt-5-nano": 400_000,
     "o1": 200_000,
+    "o1-mini": 128_000,
     "o3": 200_000,
     "o3-mini": 200_000,
     "o4-mini": 200_000,
+    "claude-3-5-haiku": 200_000,
     "claude-3-5-sonnet": 200_000,
     "claude-3-7-sonnet": 200_000,
     "claude-sonnet-4": 200_000,
+    "claude-sonnet-4-5": 200_000,
     "claude-opus-4": 200_000,
+    "claude-opus-4-1": 200_000,
+    "claude-opus-4-5": 200_000,
     "claude-haiku-4": 200_000,
+    "claude-haiku-4-5": 200_000,
     "smollm2-135m-instruct": 8_192,
 }
 
 _TOLERANCE = 1e-6
 
 
-def context_window_for_model(model: str) -> int:
-    """Look up a model's context window in :data:`MODEL_CONTEXT_WINDOWS`.
+#: A version suffix after a known name: dates, ``-0613``, ``-latest``, ``-preview``.
+_VERSION = re.compile(r"(?:-(?:\d{4}-\d{2}-\d{2}|\d{8}|\d{4}|latest|preview|exp))+")
 
-    Accepts ``init_chat_model`` style names (``"openai:gpt-4o-mini"``).
+
+def known_model_names() -> list[str]:
+    """Model names this package can size or count without help, sorted.
+
+    The models of :data:`MODEL_CONTEXT_WINDOWS` plus those tiktoken knows by name.
+
+    Example:
+        >>> "gpt-4o-mini" in known_model_names()
+        True
+    """
+    names = set(MODEL_CONTEXT_WINDOWS)
+    try:
+        import tiktoken.model
+
+        names.update(tiktoken.model.MODEL_TO_ENCODING)
+    except ImportError:  # pragma: no cover - tiktoken is a dependency
+        pass
+    return sorted(names)
+
+
+def _split_name(model: str) -> tuple[str, str | None]:
+    """``(name, base)``: the lower-cased name without provider, and the known name it
+    is a version of (``None`` if unknown)."""
+    name = model.split(":", 1)[1] if ":" in model and not model.startswith("ft:") else model
+    name = name.strip().lower()
+    known = known_model_names()
+    if name in known:
+        return name, name
+    for base in sorted(known, key=len, reverse=True):
+        if name.startswith(base) and _VERSION.fullmatch(name[len(base) :]):
+            return name, base
+    return name, None
+
+
+def _unknown(model: str, name: str, what: str) -> ValueError:
+    close = difflib.get_close_matches(name, known_model_names(), n=1, cutoff=0.75)
+    hint = f" Did you mean {close[0]!r}?" if close else ""
+    return ValueError(
+        f"Unknown model name {model!r}.{hint} (Known: the names in MODEL_CONTEXT_WINDOWS "
+        f"and tiktoken's, with an optional version suffix.) For another model, {what}"
+    )
+
+
+def canonical_model_name(model: str) -> str:
+    """The lower-case name of a known model, without its ``provider:`` prefix.
+
+    Matching ignores case (``"GPT-4o-mini"``), and accepts a version suffix
+    after a known name (``"gpt-4o-mini-2024-07-18"``). A name that is neither
+    is an error naming the closest known one, so a typo never silently gets
+    some other model's window or tokenizer.
 
     Raises:
-        ValueError: for an unknown model, naming the fix.
+        ValueError: for an unknown or misspelt name.
+
+    Example:
+        >>> canonical_model_name("openai:GPT-4o-mini")
+        'gpt-4o-mini'
+        >>> canonical_model_name("gpt-4o-mni")
+        Traceback (most recent call last):
+        ...
+        ValueError: Unknown model name 'gpt-4o-mni'. Did you mean 'gpt-4o-mini'? ...
+    """
+    if not isinstance(model, str):
+        raise TypeError(f"a model name must be a string, got {type(model).__name__}")
+    name, base = _split_name(model)
+    if base is None:
+        raise _unknown(
+            model, name, "pass context_window=<tokens> and token_counter=<counter> instead."
+        )
+    return name
+
+
+def context_window_for_model(model: Any) -> int:
+    """A model's context window: from :data:`MODEL_CONTEXT_WINDOWS`, or a chat model's profile.
+
+    Accepts ``init_chat_model`` style names (``"openai:gpt-4o-mini"``), any
+    case, with a version suffix; or a LangChain chat model, whose
+    ``profile["max_input_tokens"]`` (LangChain's model profiles) is used, or
+    else its model name.
+
+    Raises:
+        ValueError: for an unknown or misspelt model, naming the closest known
+            name and the fix.
 
     Example:
         >>> context_window_for_model("openai:gpt-4o-mini-2024-07-18")
         128000
+        >>> context_window_for_model("GPT-4")
+        8192
     """
-    name = model.split(":", 1)[1] if ":" in model else model
-    name = name.lower()
+    if not isinstance(model, str):
+        profile = getattr(model, "profile", None) or {}
+        window = profile.get("max_input_tokens") if isinstance(profile, Mapping) else None
+        if isinstance(window, int) and window > 0:
+            return window
+        name = chat_model_name(model)
+        if name is None:
+            raise ValueError(
+                f"Cannot tell the context window of {type(model).__name__}: it has no model "
+                "profile and no model name. Pass context_window=<tokens>."
+            )
+        model = name
+    name, base = _split_name(model)
+    if base is None:
+        raise _unknown(model, name, "pass context_window=<tokens> explicitly.")
     for known in sorted(MODEL_CONTEXT_WINDOWS, key=len, reverse=True):
-        if name == known or name.startswith(known + "-"):
+        if name == known or (name.startswith(known) and _VERSION.fullmatch(name[len(known) :])):
             return MODEL_CONTEXT_WINDOWS[known]
     raise ValueError(
         f"Unknown context window for model {model!r}. Pass context_window=<tokens> "
         "explicitly (e.g. TokenBudget(context_window=8192))."
     )
+
+
+def chat_model_name(model: Any) -> str | None:
+    """The model name a LangChain chat model was made for (``model_name``/``model``), if any.
+
+    Example:
+        >>> chat_model_name(object()) is None
+        True
+    """
+    for attribute in ("model_name", "model", "model_id"):
+        value = getattr(model, attribute, None)
+        if isinstance(value, str) and value.strip():
+            return value
+    return None
 
 
 @dataclass(frozen=True)
@@ -178,12 +300,15 @@ class TokenBudget:
     @classmethod
     def for_model(
         cls,
-        model: str,
+        model: Any,
         *,
         context_window: int | None = None,
         ratios: Mapping[str, float] | None = None,
     ) -> TokenBudget:
-        """Build a budget from a model name's known window (or an explicit one).
+        """Build a budget from a model's known window (or an explicit one).
+
+        ``model`` is a model name or a LangChain chat model (see
+        :func:`context_window_for_model`).
 
         Example:
             >>> TokenBudget.for_model("gpt-4o-mini").caps["recall"]

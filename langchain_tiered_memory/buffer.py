@@ -37,9 +37,11 @@ from __future__ import annotations
 
 import html
 import logging
+import threading
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import datetime, timezone
+from functools import cached_property
 from typing import Any, Literal
 
 from langchain_core.messages import BaseMessage, SystemMessage
@@ -52,20 +54,51 @@ from langchain_tiered_memory.turns import Turn, group_turns
 logger = logging.getLogger(__name__)
 
 __all__ = [
+    "ArchiveHook",
     "BufferState",
     "CompressionEvent",
     "CompressionResult",
     "CompressionTriggers",
+    "InMemoryTurnArchive",
     "acompress",
     "append_messages",
     "compress",
     "plan_eviction",
     "should_compress",
+    "summary_cost",
     "summary_message",
     "turn_tokens",
 ]
 
 ArchiveHook = Callable[[Sequence[Turn]], Any]
+
+
+class InMemoryTurnArchive:
+    """An archive hook that keeps evicted turns in a list, oldest first.
+
+    Idempotent by turn index (a retried compression does not store a turn twice).
+
+    Example:
+        >>> from langchain_core.messages import HumanMessage
+        >>> archive = InMemoryTurnArchive()
+        >>> archive([Turn(0, (HumanMessage("hi"),))])
+        >>> archive([Turn(0, (HumanMessage("hi"),))])
+        >>> len(archive.turns)
+        1
+    """
+
+    def __init__(self) -> None:
+        self.turns: list[Turn] = []
+        self._seen: set[int] = set()
+        self._lock = threading.Lock()
+
+    def __call__(self, turns: Sequence[Turn]) -> None:
+        """Store the turns not stored yet."""
+        with self._lock:
+            for turn in turns:
+                if turn.index not in self._seen:
+                    self._seen.add(turn.index)
+                    self.turns.append(turn)
 
 
 @dataclass(frozen=True)
@@ -142,9 +175,9 @@ class BufferState:
     next_index: int = 0
     failures: int = 0
 
-    @property
+    @cached_property
     def turn_tokens(self) -> int:
-        """Tokens of the buffered turns."""
+        """Tokens of the buffered turns (summed once per state: states are immutable)."""
         return sum(t.tokens for t in self.turns)
 
     @property
@@ -202,7 +235,8 @@ def summary_message(summary: str, through: int) -> SystemMessage:
     return SystemMessage(f"{SUMMARY_HEADER.format(through=through)}<summary>{quoted}</summary>")
 
 
-def _summary_cost(summary: str, through: int, counter: TokenCounter) -> int:
+def summary_cost(summary: str, through: int, counter: TokenCounter) -> int:
+    """Prompt cost of the summary message (0 for no summary)."""
     if not summary:
         return 0
     return counter.count_messages([summary_message(summary, through)]) - counter.count_messages([])
@@ -313,7 +347,7 @@ def _after_summary(
     return replace(
         state,
         summary=summary,
-        summary_tokens=_summary_cost(summary, through, counter),
+        summary_tokens=summary_cost(summary, through, counter),
         summarized_through=through,
         turns=keep,
         unsummarized=(),
@@ -405,7 +439,7 @@ def _finish(
 
 
 def _summary_budget(cap: int, triggers: CompressionTriggers, counter: TokenCounter) -> int:
-    header = _summary_cost(" ", 10**6, counter)
+    header = summary_cost(" ", 10**6, counter)
     return max(16, int(triggers.summary_ratio * cap) - header)
 
 

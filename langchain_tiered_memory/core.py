@@ -25,7 +25,7 @@ import uuid
 from collections.abc import Iterable, Sequence
 from dataclasses import asdict, dataclass, field, replace
 from datetime import datetime, timezone
-from typing import Any, Literal
+from typing import Any, Literal, Protocol
 
 from langchain_tiered_memory.tokens import TokenCounter
 from langchain_tiered_memory.turns import clean_text
@@ -34,8 +34,15 @@ __all__ = [
     "BLOCKS",
     "CoreFact",
     "CoreMemory",
+    "Expect",
     "FactCategory",
+    "FactConflict",
+    "FactStore",
     "FactUpdate",
+    "InProcessFacts",
+    "current_fact",
+    "plan_upsert",
+    "render_facts",
 ]
 
 FactCategory = Literal["preference", "fact", "plan", "task_state"]
@@ -66,6 +73,8 @@ class CoreFact:
         status: ``active``, ``superseded`` or ``archived`` (moved out for room).
         superseded_by: Id of the replacing version.
         reason: Why it was superseded or archived.
+        source_thread: The thread of ``source_turn`` (``None`` when unknown),
+            so that forgetting the fact can find the turn that stated it.
     """
 
     id: str
@@ -82,6 +91,7 @@ class CoreFact:
     status: Literal["active", "superseded", "archived"] = "active"
     superseded_by: str | None = None
     reason: str | None = None
+    source_thread: str | None = None
 
     @classmethod
     def new(cls, subject: str, content: str, **kwargs: Any) -> CoreFact:
@@ -188,31 +198,282 @@ class FactUpdate:
     unchanged: bool = False
 
 
-class CoreMemory:
-    """Versioned facts in labelled blocks (thread-safe).
+#: What a write expects to find under its subject: ``"any"`` (no condition),
+#: ``"absent"`` (no current fact, or one saying the same), ``"present"`` (a current fact).
+Expect = Literal["any", "absent", "present"]
 
-    Args:
-        facts: Existing versions (active and historical) to start from.
+
+class FactConflict(ValueError):
+    """A conditional write found the subject in another state than it expected.
+
+    Attributes:
+        current: The subject's current fact (``None`` if there is none).
     """
 
-    def __init__(self, facts: Iterable[CoreFact] = ()) -> None:
-        self._facts: list[CoreFact] = list(facts)
+    def __init__(self, message: str, current: CoreFact | None) -> None:
+        super().__init__(message)
+        self.current = current
+
+
+def current_fact(facts: Iterable[CoreFact], subject: str, block: str) -> CoreFact | None:
+    """The current truth about ``subject`` in ``block``: the last-written active (or
+    archived-for-room) version in ``facts`` (given in write order), if any (pure)."""
+    found: CoreFact | None = None
+    for fact in facts:  # in write order: the last one written wins
+        if (
+            fact.status in ("active", "archived")
+            and fact.subject == subject
+            and fact.block == block
+        ):
+            found = fact
+    return found
+
+
+def plan_upsert(
+    current: CoreFact | None, fact: CoreFact, *, reason: str, expect: Expect = "any"
+) -> FactUpdate:
+    """What writing ``fact`` over the subject's ``current`` fact does (pure).
+
+    The new version is written first, then the old one retires (``superseded``,
+    with ``reason``); re-stating the same content changes nothing. Every
+    fact store runs this inside its write, on the current fact as stored.
+
+    Raises:
+        FactConflict: when ``expect`` does not hold.
+
+    Example:
+        >>> old = CoreFact.new("home_city", "lives in Paris")
+        >>> plan_upsert(old, CoreFact.new("home_city", "moved to Berlin"),
+        ...             reason="moved").superseded.status
+        'superseded'
+    """
+    same = current is not None and current.content.lower() == fact.content.lower()
+    if expect == "absent" and current is not None and not same:
+        raise FactConflict(
+            f"core memory [{fact.block}] {fact.subject} already holds {current.content!r}",
+            current,
+        )
+    if expect == "present" and current is None:
+        raise FactConflict(f"core memory [{fact.block}] has no fact about {fact.subject!r}", None)
+    if current is not None and same:
+        return FactUpdate(current, None, unchanged=True)
+    if current is None:
+        return FactUpdate(fact)
+    return FactUpdate(
+        fact, replace(current, status="superseded", superseded_by=fact.id, reason=reason)
+    )
+
+
+class FactStore(Protocol):
+    """Where core facts live: the in-process :class:`InProcessFacts`, or a backend.
+
+    Writes are atomic in the store (two writers never lose each other's facts);
+    ``facts_version`` changes after every write, so a view reloads only then.
+    """
+
+    def facts_version(self, user_id: str) -> int:
+        """A number that changes whenever the user's facts change."""
+        ...
+
+    def load_facts(self, user_id: str) -> tuple[int, list[CoreFact]]:
+        """Every version of the user's facts, with the version number read with them."""
+        ...
+
+    def write_fact(
+        self, user_id: str, fact: CoreFact, *, reason: str, expect: Expect = "any"
+    ) -> FactUpdate:
+        """Write ``fact`` (see :func:`plan_upsert`), atomically."""
+        ...
+
+    def forget_facts(
+        self, user_id: str, *, subject: str | None = None, fact_id: str | None = None
+    ) -> list[CoreFact]:
+        """Delete every version of a subject (or one version); returns them."""
+        ...
+
+    def retire_facts(self, user_id: str, fact_ids: Sequence[str], *, reason: str) -> list[CoreFact]:
+        """Mark active facts ``archived`` (moved out of core memory for room); returns them."""
+        ...
+
+    def clear_facts(self, user_id: str) -> list[CoreFact]:
+        """Delete every fact of the user; returns them."""
+        ...
+
+
+class InProcessFacts:
+    """A :class:`FactStore` in this process's memory (what a bare :class:`CoreMemory` uses).
+
+    Example:
+        >>> store = InProcessFacts()
+        >>> _ = store.write_fact("ana", CoreFact.new("diet", "vegetarian"), reason="new")
+        >>> [f.content for f in store.load_facts("ana")[1]]
+        ['vegetarian']
+    """
+
+    def __init__(self) -> None:
+        self._facts: dict[str, list[CoreFact]] = {}
+        self._versions: dict[str, int] = {}
         self._lock = threading.RLock()
+
+    def _bump(self, user_id: str) -> None:
+        self._versions[user_id] = self._versions.get(user_id, 0) + 1
+
+    def facts_version(self, user_id: str) -> int:
+        """The user's write count."""
+        with self._lock:
+            return self._versions.get(user_id, 0)
+
+    def load_facts(self, user_id: str) -> tuple[int, list[CoreFact]]:
+        """Every version of the user's facts."""
+        with self._lock:
+            return self._versions.get(user_id, 0), list(self._facts.get(user_id, ()))
+
+    def write_fact(
+        self, user_id: str, fact: CoreFact, *, reason: str, expect: Expect = "any"
+    ) -> FactUpdate:
+        """Write ``fact`` under the lock."""
+        with self._lock:
+            facts = self._facts.setdefault(user_id, [])
+            update = plan_upsert(
+                current_fact(facts, fact.subject, fact.block), fact, reason=reason, expect=expect
+            )
+            if update.unchanged:
+                return update
+            facts.append(update.fact)
+            if update.superseded is not None:
+                facts[:] = [update.superseded if f.id == update.superseded.id else f for f in facts]
+            self._bump(user_id)
+            return update
+
+    def add_versions(self, user_id: str, facts: Iterable[CoreFact]) -> None:
+        """Load existing versions as they are (no superseding)."""
+        with self._lock:
+            self._facts.setdefault(user_id, []).extend(facts)
+            self._bump(user_id)
+
+    def forget_facts(
+        self, user_id: str, *, subject: str | None = None, fact_id: str | None = None
+    ) -> list[CoreFact]:
+        """Delete matching versions."""
+        with self._lock:
+            facts = self._facts.get(user_id, [])
+            removed = [f for f in facts if _matches(f, subject, fact_id)]
+            if removed:
+                self._facts[user_id] = [f for f in facts if f not in removed]
+                self._bump(user_id)
+            return removed
+
+    def retire_facts(self, user_id: str, fact_ids: Sequence[str], *, reason: str) -> list[CoreFact]:
+        """Mark active facts archived."""
+        wanted = set(fact_ids)
+        with self._lock:
+            facts = self._facts.get(user_id, [])
+            moved = []
+            for i, f in enumerate(facts):
+                if f.id in wanted and f.status == "active":
+                    facts[i] = replace(f, status="archived", reason=reason)
+                    moved.append(facts[i])
+            if moved:
+                self._bump(user_id)
+            return moved
+
+    def clear_facts(self, user_id: str) -> list[CoreFact]:
+        """Delete every fact of the user."""
+        with self._lock:
+            removed = self._facts.pop(user_id, [])
+            self._bump(user_id)
+            return removed
+
+
+def _matches(fact: CoreFact, subject: str | None, fact_id: str | None) -> bool:
+    return (subject is not None and fact.subject == subject.lower()) or fact.id == fact_id
+
+
+def render_facts(facts: Iterable[CoreFact]) -> str:
+    """Active facts as core memory's prompt text: grouped by block, in the given order (pure).
+
+    Example:
+        >>> print(render_facts([CoreFact.new("name", "Maya")]).splitlines()[0])
+        [human]
+    """
+    facts = list(facts)
+    parts: list[str] = []
+    for block in BLOCKS:
+        chosen = [f for f in facts if f.block == block]
+        if chosen:
+            parts.append(f"[{block}]")
+            parts.extend(f.render() for f in chosen)
+    return "\n".join(parts)
+
+
+def _ranked(facts: Iterable[CoreFact]) -> list[CoreFact]:
+    return sorted(facts, key=lambda f: (-f.importance, -f.created_at.timestamp()))
+
+
+class CoreMemory:
+    """Versioned facts in labelled blocks: a view of one user's facts in a :class:`FactStore`.
+
+    Reads see the store's latest state (reloaded only when its version
+    changed); writes go to the store at once and atomically, so any number
+    of views - threads, objects, processes - never lose each other's facts.
+
+    Args:
+        facts: Versions to start from (only without ``store``).
+        store: Where the facts live (default: a private :class:`InProcessFacts`).
+        user_id: Whose facts.
+        thread_id: The thread this view writes from: a fact written with a
+            ``source_turn`` but no ``source_thread`` is stamped with it.
+
+    Example:
+        >>> shared = InProcessFacts()
+        >>> a, b = CoreMemory(store=shared, user_id="ana"), CoreMemory(store=shared, user_id="ana")
+        >>> _ = a.upsert(CoreFact.new("diet", "vegetarian"))
+        >>> b.get("diet").content
+        'vegetarian'
+    """
+
+    def __init__(
+        self,
+        facts: Iterable[CoreFact] = (),
+        *,
+        store: FactStore | None = None,
+        user_id: str = "default",
+        thread_id: str | None = None,
+    ) -> None:
+        initial = list(facts)
+        if store is None:
+            own = InProcessFacts()
+            if initial:
+                own.add_versions(user_id, [_checked(f) for f in initial])
+            store = own
+        elif initial:
+            raise ValueError("pass facts= or store=, not both: a store already holds its facts")
+        self.store: FactStore = store
+        self.user_id = user_id
+        self.thread_id = thread_id
+        self._lock = threading.RLock()
+        self._version: int | None = None
+        self._facts: list[CoreFact] = []
 
     # -- reading -----------------------------------------------------------
 
+    def _current(self) -> list[CoreFact]:
+        with self._lock:
+            version = self.store.facts_version(self.user_id)
+            if version != self._version:
+                self._version, self._facts = self.store.load_facts(self.user_id)
+            return self._facts
+
     def active(self, block: str | None = None) -> list[CoreFact]:
         """Active facts, most important first (then newest)."""
-        with self._lock:
-            facts = [f for f in self._facts if f.status == "active"]
+        facts = [f for f in self._current() if f.status == "active"]
         if block is not None:
             facts = [f for f in facts if f.block == block]
-        return sorted(facts, key=lambda f: (-f.importance, -f.created_at.timestamp()))
+        return _ranked(facts)
 
     def history(self, subject: str | None = None) -> list[CoreFact]:
         """Every version (oldest first), optionally for one subject."""
-        with self._lock:
-            facts = list(self._facts)
+        facts = list(self._current())
         if subject is not None:
             facts = [f for f in facts if f.subject == subject.lower()]
         return sorted(facts, key=lambda f: f.created_at)
@@ -225,20 +486,14 @@ class CoreMemory:
         return None
 
     def render(self) -> str:
-        """All active facts, grouped by block, most important first.
+        """All active facts, grouped by block, most important first (:func:`render_facts`).
 
         Example:
             >>> core = CoreMemory([CoreFact.new("name", "Maya", source_turn=0)])
             >>> print(core.render().splitlines()[0])
             [human]
         """
-        parts: list[str] = []
-        for block in BLOCKS:
-            facts = self.active(block)
-            if facts:
-                parts.append(f"[{block}]")
-                parts.extend(f.render() for f in facts)
-        return "\n".join(parts)
+        return render_facts(self.active())
 
     def tokens(self, counter: TokenCounter) -> int:
         """Tokens of the rendered core memory."""
@@ -246,7 +501,9 @@ class CoreMemory:
 
     # -- writing -----------------------------------------------------------
 
-    def upsert(self, fact: CoreFact, *, reason: str = "updated") -> FactUpdate:
+    def upsert(
+        self, fact: CoreFact, *, reason: str = "updated", expect: Expect = "any"
+    ) -> FactUpdate:
         """Write ``fact``; an active fact with the same subject and block is
         superseded (kept in history with ``reason``) - after the new one is in.
 
@@ -258,66 +515,43 @@ class CoreMemory:
                 wrong type.
             ValueError: for an unknown block, or a non-finite importance or a
                 confidence outside 0-1. Nothing is written in either case.
+            FactConflict: when ``expect`` does not hold (nothing is written).
         """
         fact = _checked(fact)
-        with self._lock:
-            # the current truth: active, or moved out of core for room ("archived")
-            old = next(
-                (
-                    f
-                    for f in reversed(self._facts)
-                    if f.status in ("active", "archived")
-                    and f.subject == fact.subject
-                    and f.block == fact.block
-                ),
-                None,
-            )
-            if old is not None and old.content.lower() == fact.content.lower():
-                return FactUpdate(old, None, unchanged=True)
-            self._facts.append(fact)  # the replacement is written first ...
-            if old is None:
-                return FactUpdate(fact)
-            retired = replace(old, status="superseded", superseded_by=fact.id, reason=reason)
-            self._facts[self._facts.index(old)] = retired  # ... then the old one retires
-            return FactUpdate(fact, retired)
+        if fact.source_thread is None and fact.source_turn is not None and self.thread_id:
+            fact = replace(fact, source_thread=self.thread_id)
+        return self.store.write_fact(self.user_id, fact, reason=reason, expect=expect)
 
     def forget(self, *, subject: str | None = None, fact_id: str | None = None) -> list[CoreFact]:
         """Delete a fact for real (every version of the subject, or one id).
 
-        Returns the removed versions so the caller can remove them from the
-        archive too.
+        Returns the removed versions. With a backend store, the turns that
+        stated them and the records derived from them go too.
         """
         if subject is None and fact_id is None:
             raise ValueError("forget needs subject=... or fact_id=...")
-        with self._lock:
-            removed = [
-                f
-                for f in self._facts
-                if (subject is not None and f.subject == subject.lower()) or f.id == fact_id
-            ]
-            self._facts = [f for f in self._facts if f not in removed]
-        return removed
+        return self.store.forget_facts(self.user_id, subject=subject, fact_id=fact_id)
 
     def clear(self) -> list[CoreFact]:
         """Delete every fact (returns them)."""
-        with self._lock:
-            removed, self._facts = self._facts, []
-        return removed
+        return self.store.clear_facts(self.user_id)
 
     def shrink_to(self, max_tokens: int, counter: TokenCounter) -> list[CoreFact]:
         """Move the least important active facts out until the render fits.
 
-        The moved facts are marked ``archived`` (still in history) and returned
-        so the caller writes them to the archive; nothing vanishes.
+        The moved facts are marked ``archived`` (still in history, still in
+        the archive) and returned; nothing vanishes.
         """
-        moved: list[CoreFact] = []
-        while self.active() and self.tokens(counter) > max_tokens:
-            victim = self.active()[-1]
-            with self._lock:
-                retired = replace(victim, status="archived", reason="core memory full")
-                self._facts[self._facts.index(victim)] = retired
-            moved.append(retired)
-        return moved
+        active = self.active()
+        if not active or self.tokens(counter) <= max_tokens:
+            return []
+        keep = list(active)
+        victims: list[CoreFact] = []
+        while keep and counter.count_text(render_facts(keep)) > max_tokens:
+            victims.append(keep.pop())
+        return self.store.retire_facts(
+            self.user_id, [f.id for f in victims], reason="core memory full"
+        )
 
     # -- persistence -------------------------------------------------------
 
@@ -327,5 +561,5 @@ class CoreMemory:
 
     @classmethod
     def from_dicts(cls, rows: Sequence[dict[str, Any]]) -> CoreMemory:
-        """Inverse of :meth:`to_dicts`."""
+        """Inverse of :meth:`to_dicts` (an in-process memory)."""
         return cls(CoreFact.from_dict(r) for r in rows)

@@ -20,14 +20,21 @@ from langchain_core.messages import AIMessage, HumanMessage, SystemMessage
 from rich.console import Console
 from rich.text import Text
 
-from langchain_tiered_memory.buffer import SUMMARY_HEADER
+from langchain_tiered_memory.buffer import SUMMARY_HEADER, CompressionEvent
 from langchain_tiered_memory.context import CORE_HEADER, RECALL_HEADER, ContextWindow
 from langchain_tiered_memory.demo_script import LATE_QUESTIONS, SESSIONS
 from langchain_tiered_memory.memory import TieredMemory
 from langchain_tiered_memory.store import MemoryStore
 from langchain_tiered_memory.turns import message_text
 
-__all__ = ["SYSTEM_PROMPT", "DemoResult", "locate_fact", "run_demo", "token_bar"]
+__all__ = [
+    "SYSTEM_PROMPT",
+    "DemoResult",
+    "describe_event",
+    "locate_fact",
+    "run_demo",
+    "token_bar",
+]
 
 SYSTEM_PROMPT = (
     "You are Maya's personal assistant. Be concise. Respect every constraint in "
@@ -135,6 +142,33 @@ def run_demo(
         return _replay(memory, console, model)
 
 
+def describe_event(event: CompressionEvent) -> str:
+    """One line for a compression event: which turns were paged out, tokens before/after.
+
+    Example:
+        >>> from langchain_tiered_memory.buffer import CompressionEvent
+        >>> print(describe_event(CompressionEvent(kind="compression", trigger="soft",
+        ...     tokens_before=600, tokens_after=200, evicted_turns=(0, 1), summary_tokens=90)))
+        ↳ compression (soft): turns [0, 1] paged out to the archive, buffer 600 → 200 tokens
+    """
+    turns = list(event.evicted_turns)
+    sizes = f"buffer {event.tokens_before} → {event.tokens_after} tokens"
+    if event.kind == "compression":
+        return f"↳ compression ({event.trigger}): turns {turns} paged out to the archive, {sizes}"
+    if event.kind == "page_out_unsummarized":
+        return (
+            f"↳ page-out ({event.trigger}): turns {turns} paged out to the archive, {sizes}; "
+            f"the summariser failed, their summary is pending ({event.error})"
+        )
+    return f"↳ {event.kind} ({event.trigger}): nothing changed ({event.error})"
+
+
+def _print_events(console: Console, events: list[CompressionEvent]) -> None:
+    for event in events:
+        style = "bold blue" if event.evicted_turns else "bold red"
+        console.print(f"    {describe_event(event)}", style=style, markup=False)
+
+
 def _replay(memory: TieredMemory, console: Console, model: BaseChatModel | None) -> DemoResult:
     result = DemoResult(input_budget=memory.budget.input_budget)
     console.rule("langchain-tiered-memory demo")
@@ -148,25 +182,20 @@ def _replay(memory: TieredMemory, console: Console, model: BaseChatModel | None)
         console.rule(title, style="dim")
         for turn in turns:
             number += 1
-            memory.add_messages([HumanMessage(turn.user)])
+            events = memory.add_messages([HumanMessage(turn.user)])
             context = memory.build_context()
             result.max_prompt_tokens = max(result.max_prompt_tokens, context.total_tokens)
-            events = memory.add_messages([AIMessage(turn.reply)])
+            events += memory.add_messages([AIMessage(turn.reply)])
             line = Text(f"{number:>3} ")
             line.append_text(token_bar(context))
             line.append(f" {context.total_tokens:>5}/{context.input_budget} ")
             line.append(turn.user[:40], style="dim")
             console.print(line)
-            for event in events:
-                console.print(
-                    f"    ↳ {event.kind}: turns {list(event.evicted_turns)} paged out to the "
-                    f"archive, buffer {event.tokens_before} → {event.tokens_after} tokens",
-                    style="bold blue",
-                )
+            _print_events(console, events)
     console.rule("Late questions", style="dim")
     for question, needles in LATE_QUESTIONS:
         number += 1
-        memory.add_messages([HumanMessage(question)])
+        events = memory.add_messages([HumanMessage(question)])
         context = memory.build_context()
         result.max_prompt_tokens = max(result.max_prompt_tokens, context.total_tokens)
         found = {needle: locate_fact(context, needle) for needle in needles}
@@ -175,7 +204,7 @@ def _replay(memory: TieredMemory, console: Console, model: BaseChatModel | None)
             reply = message_text(model.invoke(context.messages))
         else:
             reply = "(no model given: the context above is what a model would receive)"
-        memory.add_messages([AIMessage(reply)])
+        events += memory.add_messages([AIMessage(reply)])
         result.answers.append(
             {
                 "question": question,
@@ -202,7 +231,8 @@ def _replay(memory: TieredMemory, console: Console, model: BaseChatModel | None)
         for needle, where in found.items():
             style = "green" if where else "red"
             console.print(f"   fact {needle!r}: {where or 'NOT in context'}", style=style)
-        console.print(f"   A: {reply}")
+        console.print(f"   A: {reply}", markup=False)
+        _print_events(console, events)
     result.turns = number
     result.compressions = sum(1 for e in memory.events if e.kind == "compression")
     if memory.store is not None:

@@ -156,7 +156,11 @@ class _SQLiteVectorCache:
     """Vectors on disk, keyed by (namespace, sha256 of the text).
 
     ``namespace`` names the model and every setting that changes its vectors,
-    so one file can hold the vectors of several embedders.
+    so one file can hold the vectors of several embedders. It is a cache:
+    a damaged file is replaced by an empty one (with a warning), and a
+    failing read or write is logged and skipped - the vectors are computed
+    again. ``secure_delete`` is on, so :meth:`forget` overwrites what it
+    deletes.
     """
 
     _CHUNK = 500  # bound on SQL parameters per statement
@@ -164,32 +168,58 @@ class _SQLiteVectorCache:
     def __init__(self, path: str | Path) -> None:
         self.path = Path(path).expanduser()
         self.path.parent.mkdir(parents=True, exist_ok=True)
-        self._conn = sqlite3.connect(str(self.path), check_same_thread=False, timeout=30.0)
-        self._conn.execute("PRAGMA journal_mode=WAL")
-        self._conn.execute(
-            "CREATE TABLE IF NOT EXISTS embeddings ("
-            " namespace TEXT NOT NULL,"
-            " text_sha256 TEXT NOT NULL,"
-            " dim INTEGER NOT NULL,"
-            " vector BLOB NOT NULL,"
-            " PRIMARY KEY (namespace, text_sha256)) WITHOUT ROWID"
-        )
-        self._conn.commit()
+        try:
+            self._conn = self._open()
+        except sqlite3.DatabaseError as exc:
+            logger.warning(
+                "the embedding cache %s is damaged (%s); starting an empty one (vectors are "
+                "computed again)",
+                self.path,
+                exc,
+            )
+            for suffix in ("", "-wal", "-shm"):
+                part = self.path.with_name(self.path.name + suffix)
+                if part.exists():
+                    part.unlink()
+            self._conn = self._open()
+
+    def _open(self) -> sqlite3.Connection:
+        conn = sqlite3.connect(str(self.path), check_same_thread=False, timeout=30.0)
+        try:
+            conn.execute("PRAGMA journal_mode=WAL")
+            conn.execute("PRAGMA secure_delete=ON")
+            conn.execute(
+                "CREATE TABLE IF NOT EXISTS embeddings ("
+                " namespace TEXT NOT NULL,"
+                " text_sha256 TEXT NOT NULL,"
+                " dim INTEGER NOT NULL,"
+                " vector BLOB NOT NULL,"
+                " PRIMARY KEY (namespace, text_sha256)) WITHOUT ROWID"
+            )
+            conn.execute("SELECT count(*) FROM embeddings WHERE 0").fetchall()
+            conn.commit()
+        except BaseException:
+            conn.close()
+            raise
+        return conn
 
     def get_many(self, namespace: str, digests: Sequence[str]) -> dict[str, np.ndarray]:
         found: dict[str, np.ndarray] = {}
-        for start in range(0, len(digests), self._CHUNK):
-            chunk = list(digests[start : start + self._CHUNK])
-            marks = ",".join("?" * len(chunk))
-            rows = self._conn.execute(
-                "SELECT text_sha256, dim, vector FROM embeddings"
-                f" WHERE namespace = ? AND text_sha256 IN ({marks})",
-                [namespace, *chunk],
-            )
-            for digest, dim, blob in rows:
-                vector = np.frombuffer(blob, dtype="<f4")
-                if vector.shape == (dim,):
-                    found[digest] = vector.astype(np.float32)
+        try:
+            for start in range(0, len(digests), self._CHUNK):
+                chunk = list(digests[start : start + self._CHUNK])
+                marks = ",".join("?" * len(chunk))
+                rows = self._conn.execute(
+                    "SELECT text_sha256, dim, vector FROM embeddings"
+                    f" WHERE namespace = ? AND text_sha256 IN ({marks})",
+                    [namespace, *chunk],
+                )
+                for digest, dim, blob in rows:
+                    vector = np.frombuffer(blob, dtype="<f4")
+                    if vector.shape == (dim,):
+                        found[digest] = vector.astype(np.float32)
+        except sqlite3.Error as exc:
+            logger.warning("reading the embedding cache %s failed (%s); skipped", self.path, exc)
         return found
 
     def put_many(self, namespace: str, items: Iterable[tuple[str, np.ndarray]]) -> None:
@@ -199,12 +229,34 @@ class _SQLiteVectorCache:
         ]
         if not rows:
             return
+        try:
+            with self._conn:
+                self._conn.executemany(
+                    "INSERT OR REPLACE INTO embeddings (namespace, text_sha256, dim, vector)"
+                    " VALUES (?, ?, ?, ?)",
+                    rows,
+                )
+        except sqlite3.Error as exc:
+            logger.warning("writing the embedding cache %s failed (%s); skipped", self.path, exc)
+
+    def forget(self, digests: Sequence[str]) -> int:
+        """Delete these texts' vectors in every namespace, overwriting them on disk.
+
+        Raises:
+            sqlite3.Error: if the cache cannot be written (a forget must not
+                pass silently).
+        """
+        deleted = 0
         with self._conn:
-            self._conn.executemany(
-                "INSERT OR REPLACE INTO embeddings (namespace, text_sha256, dim, vector)"
-                " VALUES (?, ?, ?, ?)",
-                rows,
-            )
+            for start in range(0, len(digests), self._CHUNK):
+                chunk = list(digests[start : start + self._CHUNK])
+                marks = ",".join("?" * len(chunk))
+                deleted += self._conn.execute(
+                    f"DELETE FROM embeddings WHERE text_sha256 IN ({marks})", chunk
+                ).rowcount
+        if deleted:
+            self._conn.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchall()
+        return deleted
 
     def close(self) -> None:
         self._conn.close()
@@ -325,12 +377,37 @@ class LocalEmbeddings(Embeddings, ABC):
                 for text, vector in zip(todo, vectors, strict=True):
                     out[missing[text]] = vector
                     self._lru_put((kind, text), vector)
-                if self._disk is not None:
+                if self._disk is not None and not is_query:
+                    # documents only: a query (what a user asked) is not stored data, so
+                    # nothing of it stays on disk
                     self._disk.put_many(
                         self._disk_namespace(kind),
                         ((_sha256_text(t), v) for t, v in zip(todo, vectors, strict=True)),
                     )
         return out
+
+    def forget_texts(self, texts: Iterable[str]) -> int:
+        """Remove these texts' vectors from the cache, in memory and on disk.
+
+        What a forget calls for every text it deletes, so the cache cannot
+        confirm a guessed sentence afterwards. Returns the disk entries removed.
+
+        Example:
+            >>> e = MiniLMEmbeddings()
+            >>> _ = e.embed_documents(["I am allergic to peanuts"])
+            >>> e.forget_texts(["I am allergic to peanuts"]), len(e._lru)
+            (0, 0)
+        """
+        texts = [t for t in texts if isinstance(t, str)]
+        if not texts:
+            return 0
+        wanted = set(texts)
+        with self._lock:
+            for key in [k for k in self._lru if k[1] in wanted]:
+                del self._lru[key]
+            if self._disk is None:
+                return 0
+            return self._disk.forget([_sha256_text(t) for t in wanted])
 
     def _kind(self, is_query: bool) -> str:
         if self.symmetric:

@@ -32,6 +32,7 @@ from pydantic import BaseModel, Field
 
 from langchain_tiered_memory.core import FactCategory
 from langchain_tiered_memory.importance import rate_importance
+from langchain_tiered_memory.models import require_chat_model as _resolve
 from langchain_tiered_memory.turns import Turn, message_text
 
 logger = logging.getLogger(__name__)
@@ -334,7 +335,9 @@ class LLMExtractor:
     """Extract facts from a batch of turns with one structured-output call.
 
     Args:
-        model: A chat model supporting ``with_structured_output``.
+        model: A chat model supporting ``with_structured_output``, or a model
+            spec (``"openai:gpt-4o-mini"``...) resolved now by
+            :func:`~langchain_tiered_memory.models.resolve_chat_model`.
         prompt: Template with ``{turns}``.
 
     Example:
@@ -350,10 +353,10 @@ class LLMExtractor:
         ['allergic to peanuts']
     """
 
-    def __init__(self, model: BaseChatModel, *, prompt: str = EXTRACTION_PROMPT) -> None:
+    def __init__(self, model: BaseChatModel | str, *, prompt: str = EXTRACTION_PROMPT) -> None:
         if "{turns}" not in prompt:
             raise ValueError("The extraction prompt must contain {turns}.")
-        self.model = model
+        self.model = _resolve(model, what="extractor")
         self.prompt = prompt
         self.calls = 0
 

@@ -37,6 +37,8 @@ from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import SystemMessage
 from pydantic import BaseModel, Field
 
+from langchain_tiered_memory.models import require_chat_model as _resolve
+
 __all__ = [
     "EntityLookup",
     "GateConfig",
@@ -403,8 +405,8 @@ class LLMGate:
         'back_reference'
     """
 
-    def __init__(self, model: BaseChatModel, *, prompt: str = LLM_GATE_PROMPT) -> None:
-        self.model = model
+    def __init__(self, model: BaseChatModel | str, *, prompt: str = LLM_GATE_PROMPT) -> None:
+        self.model = _resolve(model, what="gate")
         self.prompt = prompt
         self.calls = 0
         self.failures = 0

@@ -10,6 +10,9 @@ conditional edge::
     START -> load_memory -> (recall?) -> recall -> answer
           -> [tools -> answer]* -> update_memory -> END
 
+(a run of another user on a thread goes ``load_memory -> refuse``, which
+raises, with the run's input taken back out of the thread's state).
+
 Example:
     >>> import tempfile
     >>> from langchain_core.embeddings import DeterministicFakeEmbedding
@@ -29,6 +32,7 @@ Example:
 from __future__ import annotations
 
 import os
+import threading
 from collections.abc import Callable, Sequence
 from dataclasses import asdict
 from pathlib import Path
@@ -45,6 +49,7 @@ from typing_extensions import NotRequired
 from langchain_tiered_memory.context import ContextWindow, RecalledMemory
 from langchain_tiered_memory.gate import should_recall
 from langchain_tiered_memory.memory import TieredMemory
+from langchain_tiered_memory.models import memory_model_for, require_chat_model, resolve_chat_model
 from langchain_tiered_memory.resolver import MemoryResolver
 from langchain_tiered_memory.turns import message_text
 
@@ -68,8 +73,9 @@ class MemoryState(MessagesState):
 
     ``summary`` (running summary), ``core_memory`` (rendered core facts),
     ``recalled`` (records brought back), ``gate`` (the recall decision with
-    its reason), ``token_usage`` (tokens per section of the last prompt) and
-    ``memory_user_id`` (the user who owns this thread).
+    its reason), ``token_usage`` (tokens per section of the last prompt),
+    ``memory_user_id`` (the user who owns this thread) and ``refused`` (why
+    the last run was refused, if it was).
     """
 
     summary: NotRequired[str]
@@ -78,6 +84,7 @@ class MemoryState(MessagesState):
     gate: NotRequired[dict[str, Any] | None]
     token_usage: NotRequired[dict[str, int]]
     memory_user_id: NotRequired[str]
+    refused: NotRequired[str | None]
 
 
 # -- pure functions of a memory and messages ---------------------------------------
@@ -140,7 +147,7 @@ def prune_state(memory: TieredMemory, messages: Sequence[BaseMessage]) -> list[R
     messages it has not seen yet stay.
     """
     keep = memory.buffered_ids()
-    seen = set(memory._seen_ids)
+    seen = memory.known_ids([m.id for m in messages if m.id is not None])
     return [
         RemoveMessage(id=m.id)
         for m in messages
@@ -192,20 +199,28 @@ class MemoryNodes:
 
     Args:
         resolver: Finds each run's memory from its config.
-        model: The chat model for :meth:`answer` (``None``: chosen per run via
-            ``config["configurable"]["model"]`` or ``$TIERED_MEMORY_MODEL``).
+        model: The chat model for :meth:`answer`: a chat model, an
+            ``init_chat_model`` string, ``"local"`` or ``"echo"`` (see
+            :mod:`langchain_tiered_memory.models`), resolved now; ``None``:
+            chosen per run via ``config["configurable"]["model"]`` or
+            ``$TIERED_MEMORY_MODEL`` (resolved once per name).
         tools: Tools bound to the model (their schemas count in the budget).
     """
 
     def __init__(
         self,
         resolver: MemoryResolver,
-        model: BaseChatModel | None = None,
+        model: BaseChatModel | str | None = None,
         tools: Sequence[BaseTool] = (),
     ) -> None:
         self.resolver = resolver
-        self.model = model
+        self.model = resolve_chat_model(model)
         self.tools = list(tools)
+        self._per_run: dict[str, BaseChatModel] = {}
+        self._lock = threading.Lock()
+        fallback = os.environ.get("TIERED_MEMORY_MODEL")
+        if self.model is None and fallback:  # a bad $TIERED_MEMORY_MODEL fails here, not per turn
+            self._per_run[fallback] = require_chat_model(fallback, what="TIERED_MEMORY_MODEL")
 
     def _memory(self, config: RunnableConfig) -> TieredMemory:
         memory = self.resolver.for_config(config)
@@ -223,18 +238,39 @@ class MemoryNodes:
                 raise ValueError(
                     "No chat model: pass model=... to build_memory_graph, set "
                     "config['configurable']['model'] (an init_chat_model string such as "
-                    "'openai:gpt-4o-mini'), or set TIERED_MEMORY_MODEL."
+                    "'openai:gpt-4o-mini', 'local' or 'echo'), or set TIERED_MEMORY_MODEL."
                 )
-            from langchain.chat_models import init_chat_model
-
-            model = init_chat_model(name)
+            with self._lock:
+                model = self._per_run.get(name)
+                if model is None:
+                    model = require_chat_model(name, what="the run's model")
+                    self._per_run[name] = model
         return model.bind_tools(self.tools) if self.tools else model
 
     def load_memory(self, state: MemoryState, config: RunnableConfig) -> dict[str, Any]:
-        """Node: check the thread's owner, sync messages, run the gate."""
+        """Node: check the thread's owner, sync messages, run the gate.
+
+        A run of another user on this thread is refused: its input is taken
+        out of the thread's state again (so the owner's next run does not
+        store it as theirs), and the run fails in the ``refuse`` node.
+        """
+        who = self.resolver.identity(config)
+        owner = state.get("memory_user_id")
+        try:
+            check_owner(owner, who.user_id)
+        except ValueError as exc:
+            assert owner is not None
+            owned = self.resolver.get(owner, who.thread_id)
+            seen = owned.known_ids([m.id for m in state["messages"] if m.id is not None])
+            foreign = [
+                RemoveMessage(id=m.id)
+                for m in state["messages"]
+                if m.id is not None and m.id not in seen
+            ]
+            return {"messages": foreign, "refused": str(exc)}
         memory = self._memory(config)
-        check_owner(state.get("memory_user_id"), memory.user_id)
-        return {**load_memory(memory, state["messages"]), "memory_user_id": memory.user_id}
+        update = load_memory(memory, state["messages"])
+        return {**update, "memory_user_id": memory.user_id, "refused": None}
 
     def recall(self, state: MemoryState, config: RunnableConfig) -> dict[str, Any]:
         """Node: recall for the latest user message."""
@@ -253,6 +289,14 @@ class MemoryNodes:
         return update_memory(self._memory(config), state["messages"])
 
 
+def _after_load(state: MemoryState) -> str:
+    return "refuse" if state.get("refused") else should_recall(state)
+
+
+def _refuse(state: MemoryState) -> dict[str, Any]:
+    raise ValueError(state.get("refused") or "This run was refused.")
+
+
 def _after_answer(state: MemoryState) -> str:
     last = state["messages"][-1] if state["messages"] else None
     if isinstance(last, AIMessage) and last.tool_calls:
@@ -268,47 +312,70 @@ def default_checkpoint_path() -> Path:
 
 
 def build_memory_graph(
-    model: BaseChatModel | None = None,
+    model: BaseChatModel | str | None = None,
     *,
     store: Any = None,
     tools: Sequence[BaseTool] = (),
     checkpointer: Any = None,
+    default_user_id: str | None = None,
     **memory_kwargs: Any,
 ) -> Any:
     """Build and compile the memory agent graph.
 
     Args:
-        model: The chat model (``None``: from the run config or environment).
+        model: The chat model: a LangChain chat model, an ``init_chat_model``
+            string (``"openai:gpt-4o-mini"``), ``"local"`` (offline SmolLM2) or
+            ``"echo"`` (no LLM), resolved now so a bad one fails here; ``None``:
+            chosen per run from ``config["configurable"]["model"]`` or
+            ``$TIERED_MEMORY_MODEL``. Unless you size the memory yourself
+            (``context_window=``, ``budget=``, ``token_counter=`` or
+            ``model=`` among the memory options), the memory takes its window
+            and token counter from this model where it can tell them.
         store: A :class:`~langchain_tiered_memory.store.MemoryStore`, a
             :class:`MemoryResolver`, or ``None`` for one under ``$TIERED_MEMORY_HOME``
             (default ``.tiered-memory``).
         tools: Tools the model may call (a ``retrieve_memory`` tool among them
             for self-directed recall).
         checkpointer: A LangGraph checkpointer; ``None`` for SQLite on disk
-            (conversations survive restarts); ``False`` for none.
+            (conversations survive restarts); ``False`` for none (what the
+            LangGraph server wants: it brings its own persistence).
+        default_user_id: The user of runs that name none (opt-in; without it
+            such a run is an error, see :mod:`langchain_tiered_memory.identity`).
         **memory_kwargs: Budget and memory options (``context_window``, ``model``...).
 
     Returns:
         The compiled graph; ``user_id`` and ``thread_id`` come from
-        ``config["configurable"]``.
+        ``config["configurable"]`` or the runtime context.
     """
+    chat_model = resolve_chat_model(model)
     if isinstance(store, MemoryResolver):
+        if memory_kwargs or default_user_id is not None:
+            raise TypeError(
+                "Given a MemoryResolver as store=, configure it directly: memory options "
+                "and default_user_id= apply only when the resolver is built here."
+            )
         resolver = store
     else:
         if store is None:
             from langchain_tiered_memory.store import MemoryStore
 
             store = MemoryStore(Path(os.environ.get("TIERED_MEMORY_HOME", ".tiered-memory")))
-        resolver = MemoryResolver(store, **memory_kwargs)
-    nodes = MemoryNodes(resolver, model, tools)
+        sized = {"model", "context_window", "budget", "token_counter"} & set(memory_kwargs)
+        if chat_model is not None and not sized:
+            sizing = memory_model_for(chat_model)
+            if sizing is not None:
+                memory_kwargs["model"] = sizing
+        resolver = MemoryResolver(store, default_user_id=default_user_id, **memory_kwargs)
+    nodes = MemoryNodes(resolver, chat_model, tools)
     builder = StateGraph(MemoryState)
     builder.add_node("load_memory", nodes.load_memory)
     builder.add_node("recall", nodes.recall)
     builder.add_node("answer", nodes.answer)
     builder.add_node("update_memory", nodes.update_memory)
+    builder.add_node("refuse", _refuse)
     builder.add_edge(START, "load_memory")
     builder.add_conditional_edges(
-        "load_memory", should_recall, {"recall": "recall", "answer": "answer"}
+        "load_memory", _after_load, {"recall": "recall", "answer": "answer", "refuse": "refuse"}
     )
     builder.add_edge("recall", "answer")
     if tools:
@@ -322,6 +389,7 @@ def build_memory_graph(
     else:
         builder.add_edge("answer", "update_memory")
     builder.add_edge("update_memory", END)
+    builder.add_edge("refuse", END)
     if checkpointer is None:
         import sqlite3
 

@@ -26,7 +26,7 @@ from typing import Any
 from rich.console import Console
 from rich.table import Table
 
-from langchain_tiered_memory.archive import record_to_dict
+from langchain_tiered_memory.storage.codec import record_to_dict
 from langchain_tiered_memory.store import MemoryStore
 
 __all__ = ["inspect_user", "render_inspection"]
@@ -44,10 +44,8 @@ def inspect_user(
         kinds: Only these record kinds (``turn``, ``summary``, ``fact``, ``observation``).
     """
     threads = {}
-    for thread_id in store.state.threads(user_id):
-        state = store.state.load_thread(user_id, thread_id)
-        if state is None:
-            continue
+    for thread_id in store.threads(user_id):
+        state = store.memory(user_id, thread_id).state
         threads[thread_id] = {
             "buffered_turns": [t.index for t in state.turns],
             "buffer_tokens": state.tokens,
@@ -56,9 +54,9 @@ def inspect_user(
             "next_turn": state.next_index,
             "pending_summary_turns": [t.index for t in state.unsummarized],
         }
-    core = store.state.load_core(user_id)
-    records = store.archive.records(user_id, kinds=kinds)  # type: ignore[arg-type]
-    events = store.archive.audit.events(user_id, limit=limit)
+    core = store.core(user_id)
+    records = store.archive.records(user_id, kinds=kinds)
+    events = store.audit.events(user_id, limit=limit)
     return {
         "user_id": user_id,
         "threads": threads,

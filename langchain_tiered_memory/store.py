@@ -1,159 +1,199 @@
-"""Everything durable under one data directory: :class:`MemoryStore`.
+"""The one source of truth: :class:`MemoryStore`, the memory of every user of an application.
 
-One store serves every user and thread of an application::
-
-    <path>/archive.sqlite        records, FTS5 keyword index, audit log
-    <path>/archive.sqlite.faiss  the vector index (rebuilt from the records if stale)
-    <path>/state.sqlite          each thread's buffer and each user's core memory
-    <path>/embeddings.sqlite     the embedding cache (never embeds a text twice)
-
-``store.memory(user_id, thread_id)`` opens a thread's
-:class:`~langchain_tiered_memory.memory.TieredMemory`; it continues where the
-last process left off.
+A store owns a backend (:class:`~langchain_tiered_memory.storage.base.MemoryBackend`):
+SQLite + FAISS in a data directory by default, or in memory. Everything that
+lasts lives there - records, the turn log, thread heads, core facts, the
+audit log - and nowhere else: ``store.memory(user_id, thread_id)`` opens a
+:class:`~langchain_tiered_memory.memory.TieredMemory`, which is a *view*.
+Any number of views of one user (threads, objects, processes on the same
+directory) may be open at once; each reads what the others wrote, none can
+overwrite another's work, and a forget is honoured by all of them.
 
 Example:
     >>> import tempfile
     >>> from langchain_core.embeddings import DeterministicFakeEmbedding
+    >>> from langchain_core.messages import HumanMessage
     >>> store = MemoryStore(tempfile.mkdtemp(), embeddings=DeterministicFakeEmbedding(size=16))
-    >>> memory = store.memory("ana", "trip-planning", context_window=4096)
-    >>> memory.user_id, memory.thread_id
-    ('ana', 'trip-planning')
+    >>> a = store.memory("ana", "trip-planning", context_window=4096)
+    >>> b = store.memory("ana", "trip-planning", context_window=4096)  # a second view
+    >>> _ = a.add_messages([HumanMessage("I'm allergic to peanuts.")])
+    >>> b.core.get("allergy").content, len(b.messages)
+    ('allergic to peanuts', 1)
+    >>> store.forget_user("ana")  # the allergy's fact record
+    1
+    >>> a.core.render(), a.messages
+    ('', [])
     >>> store.close()
 """
 
 from __future__ import annotations
 
 import logging
-import threading
+import os
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from langchain_core.embeddings import Embeddings
 
-from langchain_tiered_memory.archive import SQLiteArchive, stored_embeddings_id
 from langchain_tiered_memory.core import CoreMemory
-from langchain_tiered_memory.state import StateStore
+from langchain_tiered_memory.ids import check_id
+from langchain_tiered_memory.storage import open_backend
+from langchain_tiered_memory.storage.base import MemoryBackend
+from langchain_tiered_memory.storage.sqlite.archive import stored_embeddings_id
+from langchain_tiered_memory.storage.sqlite.backend import ARCHIVE_FILE
 
 if TYPE_CHECKING:
     from langchain_tiered_memory.memory import TieredMemory
 
 logger = logging.getLogger(__name__)
 
-__all__ = ["MemoryStore"]
+__all__ = ["EMBEDDINGS_CACHE_FILE", "MemoryStore"]
+
+#: The embedding cache of the local embedders, inside a data directory.
+EMBEDDINGS_CACHE_FILE = "embeddings.sqlite"
+
+#: ``embeddings=`` value for a store that searches by keywords only (no vectors).
+NO_EMBEDDINGS = "none"
 
 
 class MemoryStore:
-    """The durable tiers of every user under one directory (thread-safe).
+    """Every user's durable memory, in one backend (thread- and process-safe).
 
     Args:
-        path: Data directory (created if missing; its parent must exist).
-        embeddings: Any LangChain ``Embeddings``, an embedder name (``"minilm"``,
-            ``"e5"`` for Chinese and other languages, ``"wordllama"``) or
-            ``None``: the local embedder the directory was built with, else
-            the offline default (:data:`~langchain_tiered_memory.embeddings.DEFAULT_EMBEDDER`).
+        path: The data directory (created if missing; its parent must exist),
+            or ``None`` for a store in this process's memory only.
+        embeddings: Any LangChain ``Embeddings``; an embedder name
+            (``"minilm"``, ``"e5"`` for Chinese and other languages,
+            ``"wordllama"``); ``"none"`` for keyword search only; or ``None``:
+            the local embedder the directory was built with, else the offline
+            default (:data:`~langchain_tiered_memory.embeddings.DEFAULT_EMBEDDER`).
+        vector_store: Keep the vectors in this LangChain ``VectorStore``
+            (Chroma, PGVector, ...) instead of FAISS; it embeds the texts
+            itself, so ``embeddings`` is not used.
         index_save_every: Rewrite the FAISS file every this many writes, or
             every ``ntotal // 64`` once the index is big (and on close); a
-            file that a crash left behind is caught up from SQLite on open.
+            file a crash left behind is caught up from SQLite on open.
 
     Raises:
-        ValueError: if the parent directory does not exist, or the archive was
-            built with other embeddings (the message says what to do).
+        ValueError: if the parent directory does not exist.
+        StorageDamagedError: if the database file is damaged (the message
+            names it and says how to recover).
     """
 
     def __init__(
         self,
-        path: str | Path,
+        path: str | os.PathLike[str] | None = None,
         *,
         embeddings: Embeddings | str | None = None,
+        vector_store: Any = None,
         index_save_every: int = 64,
     ) -> None:
-        self.path = Path(path)
-        if not self.path.parent.exists():
-            raise ValueError(
-                f"Cannot create the data directory {self.path}: its parent does not exist."
-            )
-        self.path.mkdir(exist_ok=True)
+        self.path: Path | None = None
+        if path is not None:
+            self.path = Path(path).expanduser()
+            if not self.path.parent.exists():
+                raise ValueError(
+                    f"Cannot create the data directory {self.path}: its parent does not exist."
+                )
+            self.path.mkdir(exist_ok=True)
+        self.embeddings: Embeddings | None = (
+            None if vector_store is not None else self._embeddings(embeddings)
+        )
+        self.backend: MemoryBackend = open_backend(
+            self.path,
+            embeddings=self.embeddings,
+            vector_store=vector_store,
+            index_save_every=index_save_every,
+        )
+
+    def _embeddings(self, embeddings: Embeddings | str | None) -> Embeddings | None:
         from langchain_tiered_memory.embeddings import (
             DEFAULT_EMBEDDER,
             default_embeddings,
             embedder_name,
         )
 
-        if embeddings is None:
+        if isinstance(embeddings, Embeddings):
+            return embeddings
+        if isinstance(embeddings, str) and embeddings.strip().lower() == NO_EMBEDDINGS:
+            return None
+        if embeddings is None and self.path is not None:
             # an existing directory keeps the local embedder it was built with
-            built_with = embedder_name(stored_embeddings_id(self.path / "archive.sqlite"))
+            built_with = embedder_name(stored_embeddings_id(self.path / ARCHIVE_FILE))
             if built_with is not None and built_with != DEFAULT_EMBEDDER:
                 logger.info("%s was built with the %r embedder; using it", self.path, built_with)
             embeddings = built_with
-        if embeddings is None or isinstance(embeddings, str):
-            embeddings = default_embeddings(embeddings, cache_path=self.path / "embeddings.sqlite")
-        self.embeddings: Embeddings = embeddings
-        # the FAISS file is a cache of the vectors kept in SQLite (checked and rebuilt
-        # on open), so it need not be rewritten on every add
-        self.archive = SQLiteArchive(
-            self.path / "archive.sqlite", embeddings=embeddings, save_every=index_save_every
-        )
-        self.state = StateStore(self.path / "state.sqlite")
-        self._lock = threading.RLock()
-        self._cores: dict[str, CoreMemory] = {}
+        cache = self.path / EMBEDDINGS_CACHE_FILE if self.path is not None else None
+        return default_embeddings(embeddings, cache_path=cache)
 
-    def memory(
-        self, user_id: str = "default", thread_id: str = "default", **kwargs: Any
-    ) -> TieredMemory:
-        """Open one thread's memory (its buffer and the user's core memory are loaded).
+    # -- views -------------------------------------------------------------------
+
+    @property
+    def archive(self) -> Any:
+        """The archive (the backend's record store: ``add``, ``get``, ``records``,
+        ``keyword_search``, ``dense_search``, ``delete``, ...)."""
+        return self.backend.records
+
+    @property
+    def audit(self) -> Any:
+        """The audit log (``events(user_id)``)."""
+        return self.backend.audit
+
+    def memory(self, user_id: str, thread_id: str = "default", **kwargs: Any) -> TieredMemory:
+        """Open a view of one thread's memory.
 
         Keyword arguments go to :class:`~langchain_tiered_memory.memory.TieredMemory`.
+
+        Raises:
+            ValueError: for an invalid user or thread id.
         """
         from langchain_tiered_memory.memory import TieredMemory
 
         return TieredMemory(store=self, user_id=user_id, thread_id=thread_id, **kwargs)
 
-    def core(self, user_id: str) -> CoreMemory:
-        """The user's core memory, one shared object per user in this process.
-
-        Every thread of the user (and the core-memory tools) edits the same
-        object, so no thread overwrites facts another one learned.
-        """
-        with self._lock:
-            core = self._cores.get(user_id)
-            if core is None:
-                core = self._cores[user_id] = self.state.load_core(user_id)
-            return core
-
-    def save_core(self, user_id: str) -> None:
-        """Persist the user's shared core memory."""
-        core = self.core(user_id)
-        with core._lock:
-            self.state.save_core(user_id, core)
+    def core(self, user_id: str, thread_id: str | None = None) -> CoreMemory:
+        """A view of the user's core memory (every view of the user sees the same facts)."""
+        return CoreMemory(
+            store=self.backend, user_id=check_id(user_id, "user_id"), thread_id=thread_id
+        )
 
     def users(self) -> list[str]:
-        """Users with a thread or core memory."""
-        return self.state.users()
+        """Users with a thread, a core fact or an archive record."""
+        return self.backend.users()
+
+    def threads(self, user_id: str) -> list[str]:
+        """A user's thread ids."""
+        return self.backend.threads(check_id(user_id, "user_id"))
+
+    # -- forgetting and export ------------------------------------------------------
 
     def forget_user(self, user_id: str) -> int:
-        """Delete a user from every tier and every file; other users are untouched.
+        """Delete a user from every tier and file; other users are untouched.
+
+        Every open view of the user (any object, any process) drops its copy
+        at its next read or write; what the user says afterwards is kept.
+        Returns the number of archive records deleted. See
+        :mod:`langchain_tiered_memory.storage.sql.backend` for exactly what
+        is removed.
+        """
+        return self.backend.forget_user(check_id(user_id, "user_id"))
+
+    def forget_thread(self, user_id: str, thread_id: str) -> int:
+        """Delete one thread: its turns (log and archive), summary and head.
 
         Returns the number of archive records deleted.
         """
-        with self._lock:
-            deleted = self.archive.delete_user(user_id)
-            self.state.delete_user(user_id)
-            core = self._cores.pop(user_id, None)
-            if core is not None:
-                core.clear()
-        logger.info("forgot user %s (%d archive records)", user_id, deleted)
-        return deleted
+        return self.backend.forget_thread(
+            check_id(user_id, "user_id"), check_id(thread_id, "thread_id")
+        )
 
     def export_user(self, user_id: str) -> dict[str, Any]:
-        """A user's whole memory as JSON-ready data."""
-        data = self.archive.export_user(user_id)
-        data.update(self.state.export_user(user_id))
-        return data
+        """A user's whole memory as JSON-ready data (records, audit events, threads, core facts)."""
+        return dict(self.backend.export_user(check_id(user_id, "user_id")))
 
     def close(self) -> None:
-        """Flush and close the files."""
-        self.archive.close()
-        self.state.close()
+        """Flush and close everything (the embedder's cache too, if the store opened it)."""
+        self.backend.close()
 
     def __enter__(self) -> MemoryStore:
         return self
@@ -162,4 +202,4 @@ class MemoryStore:
         self.close()
 
     def __repr__(self) -> str:
-        return f"MemoryStore({str(self.path)!r})"
+        return f"MemoryStore({self.backend.where!r})"

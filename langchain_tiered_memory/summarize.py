@@ -214,7 +214,9 @@ class LLMSummarizer:
     """Summarise with any LangChain chat model.
 
     Args:
-        model: The chat model.
+        model: The chat model, or a spec for
+            :func:`~langchain_tiered_memory.models.resolve_chat_model`
+            (``"openai:gpt-4o-mini"``, ``"local"``, ...), resolved now.
         prompt: Template with ``{summary}``, ``{turns}`` and ``{max_words}``.
         timeout: Seconds before the call counts as failed.
         counter: When given, an over-long summary is clipped to ``max_tokens``
@@ -234,16 +236,18 @@ class LLMSummarizer:
 
     def __init__(
         self,
-        model: BaseChatModel,
+        model: BaseChatModel | str,
         *,
         prompt: str = DEFAULT_SUMMARY_PROMPT,
         timeout: float = 60.0,
         counter: TokenCounter | None = None,
     ) -> None:
+        from langchain_tiered_memory.models import require_chat_model
+
         for key in ("{summary}", "{turns}", "{max_words}"):
             if key not in prompt:
                 raise ValueError(f"The summary prompt must contain {key}.")
-        self.model = model
+        self.model = require_chat_model(model, what="summarizer")
         self.prompt = prompt
         self.timeout = timeout
         self.counter = counter

@@ -45,6 +45,7 @@ __all__ = [
     "OpenAITokenCounter",
     "TokenCounter",
     "TokenCounterLike",
+    "counter_for_chat_model",
     "ensure_offline_encodings",
     "resolve_token_counter",
 ]
@@ -146,10 +147,15 @@ class OpenAITokenCounter:
     same function ``langchain-openai`` uses to build the request.
 
     Args:
-        model: An OpenAI chat model name such as ``"gpt-4o-mini"`` or ``"gpt-4"``.
+        model: An OpenAI chat model name such as ``"gpt-4o-mini"`` or ``"gpt-4"``
+            (any case, an ``openai:`` prefix and a version suffix are fine; see
+            :func:`~langchain_tiered_memory.budget.canonical_model_name`).
+        encoding: A tiktoken encoding name (``"o200k_base"``) for a model this
+            package does not know by name yet; ``model`` is then only a label.
 
     Raises:
-        ValueError: if tiktoken knows no encoding for ``model``.
+        ValueError: for an unknown or misspelt model name (naming the closest
+            known one), or one tiktoken has no encoding for.
 
     Example:
         >>> from langchain_core.messages import AIMessage, HumanMessage
@@ -162,19 +168,26 @@ class OpenAITokenCounter:
     tokens_per_name = 1
     reply_priming = 3
 
-    def __init__(self, model: str = "gpt-4o-mini") -> None:
+    def __init__(self, model: str = "gpt-4o-mini", *, encoding: str | None = None) -> None:
         import tiktoken
 
+        from langchain_tiered_memory.budget import canonical_model_name
+
         ensure_offline_encodings()
-        bare = model.split(":", 1)[1] if model.startswith("openai:") else model
-        try:
-            self.encoding = tiktoken.encoding_for_model(bare)
-        except KeyError as exc:
-            raise ValueError(
-                f"No tiktoken encoding is known for model {model!r}. Pass an OpenAI "
-                "model name (e.g. 'gpt-4o-mini'), or give your own counter with "
-                "token_counter=<callable or chat model>."
-            ) from exc
+        if encoding is not None:
+            bare = model.split(":", 1)[1] if model.startswith("openai:") else model
+            self.encoding = tiktoken.get_encoding(encoding)
+        else:
+            bare = canonical_model_name(model)
+            try:
+                self.encoding = tiktoken.encoding_for_model(bare)
+            except KeyError as exc:
+                raise ValueError(
+                    f"No tiktoken encoding is known for model {model!r}. Pass an OpenAI "
+                    "model name (e.g. 'gpt-4o-mini'), give your own counter with "
+                    "token_counter=<callable or chat model>, or name the encoding: "
+                    "OpenAITokenCounter(model, encoding='o200k_base')."
+                ) from exc
         if bare.startswith("gpt-3.5-turbo-0301"):
             self.tokens_per_message, self.tokens_per_name = 4, -1
         self.model = bare
@@ -313,22 +326,79 @@ def _message_text(message: BaseMessage) -> str:
     return "".join(parts)
 
 
+def _is_openai_chat_model(model: BaseChatModel) -> bool:
+    try:
+        from langchain_openai.chat_models.base import BaseChatOpenAI
+    except ImportError:  # pragma: no cover - langchain-openai is a dependency
+        return False
+    return isinstance(model, BaseChatOpenAI)
+
+
+#: Chat model packages whose own token counter calls the provider's API on every count.
+_NETWORK_COUNTERS = ("langchain_anthropic",)
+
+
+def counter_for_chat_model(model: BaseChatModel) -> TokenCounter:
+    """The exact counter of a LangChain chat model, where one exists offline.
+
+    * an OpenAI chat model (``ChatOpenAI``, ``AzureChatOpenAI``): tiktoken for
+      its model name (:class:`OpenAITokenCounter`, the numbers its own
+      ``get_num_tokens_from_messages`` gives, without a download);
+    * a model with ``custom_get_token_ids``, or whose class has its own
+      ``get_num_tokens_from_messages``: that (:class:`ChatModelTokenCounter`);
+      except providers whose counter calls their API on every count
+      (Anthropic's).
+
+    Raises:
+        ValueError: when the model has no offline counter; pass ``token_counter=``.
+
+    Example:
+        >>> from langchain_openai import ChatOpenAI
+        >>> counter_for_chat_model(ChatOpenAI(model="gpt-4o-mini", api_key="unused")).name
+        'tiktoken:gpt-4o-mini'
+    """
+    from langchain_core.language_models.base import BaseLanguageModel
+
+    from langchain_tiered_memory.budget import chat_model_name
+
+    name = chat_model_name(model)
+    if _is_openai_chat_model(model) and name is not None:
+        return OpenAITokenCounter(name)
+    own = type(model).get_num_tokens_from_messages not in (
+        BaseLanguageModel.get_num_tokens_from_messages,
+        BaseChatModel.get_num_tokens_from_messages,
+    )
+    networked = type(model).__module__.startswith(_NETWORK_COUNTERS)
+    if getattr(model, "custom_get_token_ids", None) is not None or (own and not networked):
+        return ChatModelTokenCounter(model)
+    why = "its counter calls the provider's API on every count" if networked else "it has none"
+    raise ValueError(
+        f"Cannot count tokens for {type(model).__name__} offline ({why}). Pass "
+        "token_counter=<callable(messages) -> int, chat model or TokenCounter>, e.g. "
+        "token_counter=model to accept its own counter anyway."
+    )
+
+
 def resolve_token_counter(
-    spec: TokenCounterLike | None, *, model: str | None = None
+    spec: TokenCounterLike | None, *, model: str | BaseChatModel | None = None
 ) -> TokenCounter:
     """Turn what a user passed into a :class:`TokenCounter`.
 
     Args:
-        spec: ``None`` (use the exact OpenAI counter for ``model``), an OpenAI
-            model name, a LangChain chat model (its own counter), a callable over
+        spec: ``None`` (the exact counter for ``model``), an OpenAI model name,
+            a LangChain chat model (its own counter, as asked), a callable over
             messages, or a ready :class:`TokenCounter`.
-        model: Model name used when ``spec`` is ``None``.
+        model: Used when ``spec`` is ``None``: a model name (tiktoken; unknown
+            or misspelt names are an error) or a chat model
+            (:func:`counter_for_chat_model`).
 
     Raises:
         ValueError: when no exact counter can be found; the message names the fix.
 
     Example:
         >>> resolve_token_counter(None, model="gpt-4o-mini").name
+        'tiktoken:gpt-4o-mini'
+        >>> resolve_token_counter(None, model="GPT-4o-mini").name
         'tiktoken:gpt-4o-mini'
     """
     if spec is None:
@@ -337,6 +407,8 @@ def resolve_token_counter(
                 "No token counter: pass model='gpt-4o-mini' (or another OpenAI "
                 "model), or token_counter=<callable or chat model>."
             )
+        if isinstance(model, BaseChatModel):
+            return counter_for_chat_model(model)
         return OpenAITokenCounter(model)
     if isinstance(spec, str):
         return OpenAITokenCounter(spec)

@@ -7,20 +7,21 @@ that searches the caller's archive; :func:`create_core_memory_tools` gives it
 ``archival_memory_search``).
 
 One tool instance serves every user of an application. Each call finds whose
-memory to use from the run itself - never from the model's arguments:
-
-1. the agent's runtime context (``create_agent(..., context_schema=...)`` and
-   ``agent.invoke(..., context={"user_id": ...})``; the same object as
-   ``ToolRuntime.context``), read with ``langgraph.runtime.get_runtime()``;
-2. ``config["configurable"]["user_id"]`` (and ``["thread_id"]``, which
-   LangGraph passes anyway), from the ``RunnableConfig`` LangChain injects
-   into the tool;
-3. the ``user_id=`` bound when the tool was made (single-user apps).
+memory to use from the run itself - never from the model's arguments - by the
+one rule of :mod:`langchain_tiered_memory.identity` that the graph, the
+middleware and the chains follow too: the agent's runtime context
+(``create_agent(..., context_schema=...)`` and ``agent.invoke(...,
+context={"user_id": ...})``; the same object as ``ToolRuntime.context``),
+``config["configurable"]["user_id"]`` (and ``["thread_id"]``, which LangGraph
+passes anyway) from the ``RunnableConfig`` LangChain injects into the tool,
+and the ``user_id=`` bound when the tool was made (single-user apps).
 
 Every place that names a user must name the same one. A call without a user
-id, or with two different ones, gets an error message back (a ``ToolMessage``
-with ``status="error"`` that says which key to set) - it never raises into the
-agent loop and never falls back to some other user's memory.
+id (unless the tool was made with ``default_user_id=``), with an id that is
+not a string, or with two different ones, gets an error message back (a
+``ToolMessage`` with ``status="error"`` that says which key to set) - it
+never raises into the agent loop and never falls back to some other user's
+memory.
 
 Recalled text is quoted and labelled as data (it may carry prompt injection).
 
@@ -44,9 +45,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import threading
-from collections.abc import Callable, Iterator, Mapping
-from contextlib import contextmanager
+from collections.abc import Callable, Mapping
 from typing import Any, Literal, TypeAlias
 
 from langchain_core.runnables import RunnableConfig
@@ -54,7 +53,13 @@ from langchain_core.tools import BaseTool, StructuredTool, ToolException
 from pydantic import BaseModel, Field, create_model
 
 from langchain_tiered_memory.context import RecalledMemory, quote_recalled
-from langchain_tiered_memory.core import CoreFact
+from langchain_tiered_memory.core import CoreFact, FactConflict
+from langchain_tiered_memory.identity import (
+    IdentityError,
+    current_context,
+    given_id,
+    resolve_identity,
+)
 from langchain_tiered_memory.importance import rate_importance
 from langchain_tiered_memory.memory import TieredMemory
 from langchain_tiered_memory.records import MemoryRecord
@@ -88,10 +93,6 @@ MAX_CORE_FACT_CHARS = 1000
 #: Longest text (in characters) ``archival_memory_insert`` accepts.
 MAX_ARCHIVAL_CHARS = 8000
 
-_USER_KEY = "user_id"
-_THREAD_KEY = "thread_id"
-_DEFAULT_THREAD = "default"
-
 #: The core memory blocks (:data:`~langchain_tiered_memory.core.BLOCKS`) as the model sees them.
 Block = Literal["human", "persona", "task"]
 
@@ -99,83 +100,46 @@ Block = Literal["human", "persona", "task"]
 # -- whose memory ---------------------------------------------------------------
 
 
-def _runtime_context() -> Any:
-    """The LangGraph runtime context of the current run (``None`` outside a graph)."""
-    try:
-        from langgraph.runtime import get_runtime
-    except ImportError:  # pragma: no cover - langgraph is a dependency
-        return None
-    try:
-        runtime = get_runtime()
-    except (RuntimeError, KeyError):  # not inside a runnable / graph
-        return None
-    return getattr(runtime, "context", None)
-
-
-def _lookup(holder: Any, key: str) -> Any:
-    if holder is None:
-        return None
-    if isinstance(holder, Mapping):
-        return holder.get(key)
-    return getattr(holder, key, None)
-
-
 def _checked(value: Any, where: str) -> str | None:
+    """A ``user_id=``/``default_user_id=`` argument, checked when the tool is made."""
     if value is None:
         return None
-    if not isinstance(value, str) or not value.strip():
-        raise ToolException(
-            f"Memory unavailable: {where} must be a non-empty string, got {value!r}. "
-            "No memories were read or written."
-        )
-    return value
+    if given_id(value, where) is None:
+        raise ValueError(f"{where} must be a non-empty string, got {value!r}")
+    return str(value)
 
 
 def _identity(
-    config: RunnableConfig | None, *, bound_user: str | None, tool_name: str
+    config: RunnableConfig | None,
+    *,
+    bound_user: str | None,
+    default_user: str | None = None,
+    tool_name: str,
 ) -> tuple[str, str]:
-    """``(user_id, thread_id)`` for this call, or a :class:`ToolException` for the model."""
-    configurable = dict((config or {}).get("configurable") or {})
-    context = _runtime_context()
-    candidates = {
-        "the runtime context's user_id": _checked(
-            _lookup(context, _USER_KEY), "context['user_id']"
-        ),
-        "config['configurable']['user_id']": _checked(
-            configurable.get(_USER_KEY), "config['configurable']['user_id']"
-        ),
-        f"the user_id bound to the {tool_name} tool": bound_user,
-    }
-    found = {where: value for where, value in candidates.items() if value is not None}
-    if not found:
-        raise ToolException(
-            "Memory unavailable: no user id for this run. Invoke the agent with "
-            "config={'configurable': {'user_id': '<user id>', 'thread_id': '<thread id>'}} "
-            "(or, with create_agent, context={'user_id': '<user id>'}). "
-            "No memories were read or written."
+    """``(user_id, thread_id)`` for this call (the rule of :mod:`.identity`), or a
+    :class:`ToolException` for the model."""
+    try:
+        who = resolve_identity(
+            config, current_context(), bound_user_id=bound_user, default_user_id=default_user
         )
-    if len(set(found.values())) > 1:
-        names = ", ".join(f"{where}={value!r}" for where, value in found.items())
-        raise ToolException(
-            f"Memory unavailable: the run names different users ({names}); make them agree. "
-            "No memories were read or written."
-        )
-    user_id = next(iter(found.values()))
-    thread = _checked(
-        configurable.get(_THREAD_KEY), "config['configurable']['thread_id']"
-    ) or _checked(_lookup(context, _THREAD_KEY), "context['thread_id']")
-    return user_id, thread or _DEFAULT_THREAD
+    except (IdentityError, TypeError) as exc:
+        logger.warning("%s: %s", tool_name, exc)
+        raise ToolException(f"Memory unavailable: {exc} No memories were read or written.") from exc
+    return who.user_id, who.thread_id
 
 
 def _open_memory(
     source: MemorySource, user_id: str, thread_id: str, memory_kwargs: Mapping[str, Any]
 ) -> TieredMemory:
-    if isinstance(source, MemoryStore):
-        memory = source.memory(user_id, thread_id, **memory_kwargs)
-    elif isinstance(source, MemoryResolver):
-        memory = source.get(user_id, thread_id)
-    else:
-        memory = source(user_id, thread_id)
+    try:
+        if isinstance(source, MemoryStore):
+            memory = source.memory(user_id, thread_id, **memory_kwargs)
+        elif isinstance(source, MemoryResolver):
+            memory = source.get(user_id, thread_id)
+        else:
+            memory = source(user_id, thread_id)
+    except ValueError as exc:  # an invalid id: an error message for the model, not a crash
+        raise ToolException(f"Memory unavailable: {exc}") from exc
     if not isinstance(memory, TieredMemory) or memory.user_id != user_id:
         got = getattr(memory, "user_id", type(memory).__name__)
         logger.error("memory source returned %r for user %r", got, user_id)
@@ -192,21 +156,6 @@ def _check_source(source: object) -> None:
             "source must be a MemoryStore, a MemoryResolver or a callable "
             f"(user_id, thread_id) -> TieredMemory, got {type(source).__name__}"
         )
-
-
-class _UserLocks:
-    """One lock per (source, user): parallel tool calls of one user edit core memory in turn."""
-
-    def __init__(self) -> None:
-        self._guard = threading.Lock()
-        self._locks: dict[tuple[int, str], threading.RLock] = {}
-
-    def __call__(self, source: object, user_id: str) -> threading.RLock:
-        with self._guard:
-            return self._locks.setdefault((id(source), user_id), threading.RLock())
-
-
-_LOCKS = _UserLocks()
 
 
 # -- retrieve_memory ----------------------------------------------------------------
@@ -230,6 +179,7 @@ def create_retrieve_memory_tool(
     default_k: int = 3,
     max_k: int = 10,
     user_id: str | None = None,
+    default_user_id: str | None = None,
     max_tokens: int | None = None,
     **memory_kwargs: Any,
 ) -> BaseTool:
@@ -252,6 +202,8 @@ def create_retrieve_memory_tool(
         max_k: Upper bound for ``k`` (larger requests are cut to it).
         user_id: Bind the tool to one user (single-user apps). A run that names
             another user then gets an error, never this user's data.
+        default_user_id: The user of runs that name none (opt-in; without
+            it, and without ``user_id``, such a call gets an error).
         max_tokens: Most tokens a result may take (default: the memory's recall
             section); records are packed as in the prompt, an oversized one
             clipped to its share with a marker.
@@ -279,7 +231,7 @@ def create_retrieve_memory_tool(
         >>> tool.invoke({"query": "peanuts"},
         ...             config={"configurable": {"user_id": "bob"}})
         'No memories found.'
-        >>> tool.invoke({"query": "peanuts"}).startswith("Memory unavailable: no user id")
+        >>> tool.invoke({"query": "peanuts"}).startswith("Memory unavailable: No user id")
         True
         >>> store.close()
     """
@@ -288,10 +240,11 @@ def create_retrieve_memory_tool(
         raise ValueError(f"Need 1 <= default_k <= max_k, got default_k={default_k}, max_k={max_k}")
     if max_tokens is not None and max_tokens < 64:
         raise ValueError(f"max_tokens must be at least 64 (one clipped record), got {max_tokens}")
-    bound = _checked(user_id, "user_id") if user_id is not None else None
+    bound = _checked(user_id, "user_id")
+    default = _checked(default_user_id, "default_user_id")
 
     def retrieve(query: str, config: RunnableConfig, k: int | None = None) -> tuple[str, Any]:
-        who, thread = _identity(config, bound_user=bound, tool_name=name)
+        who, thread = _identity(config, bound_user=bound, default_user=default, tool_name=name)
         wanted = default_k if k is None else max(1, min(int(k), max_k))
         memory = _open_memory(source, who, thread, memory_kwargs)
         limit = max_tokens or memory.budget.caps["recall"]
@@ -398,7 +351,11 @@ def _async(func: Callable[..., str]) -> Callable[..., Any]:
 
 
 def create_core_memory_tools(
-    source: MemorySource, *, user_id: str | None = None, **memory_kwargs: Any
+    source: MemorySource,
+    *,
+    user_id: str | None = None,
+    default_user_id: str | None = None,
+    **memory_kwargs: Any,
 ) -> list[BaseTool]:
     """MemGPT-style tools that let the agent edit the calling user's memory.
 
@@ -429,6 +386,7 @@ def create_core_memory_tools(
             callable ``(user_id, thread_id) -> TieredMemory`` (without a store
             behind it the edits stay in that memory object).
         user_id: Bind the tools to one user (single-user apps).
+        default_user_id: The user of runs that name none (opt-in).
         **memory_kwargs: Passed to ``store.memory(...)``.
 
     Raises:
@@ -447,39 +405,35 @@ def create_core_memory_tools(
         >>> print(replace_.invoke({"subject": "home_city", "new_content": "moved to Berlin"},
         ...                       config=config))
         Replaced core memory [human] home_city (old version kept): moved to Berlin
-        >>> [(f.content, f.status) for f in store.state.load_core("ana").history("home_city")]
+        >>> [(f.content, f.status) for f in store.core("ana").history("home_city")]
         [('lives in Paris', 'superseded'), ('moved to Berlin', 'active')]
         >>> print(insert.invoke({"content": "Prefers window seats"}, config=config))
         Saved to archival memory.
         >>> store.close()
     """
     _check_source(source)
-    bound = _checked(user_id, "user_id") if user_id is not None else None
+    bound = _checked(user_id, "user_id")
+    default = _checked(default_user_id, "default_user_id")
 
-    @contextmanager
-    def editing(config: RunnableConfig, tool_name: str) -> Iterator[TieredMemory]:
-        """The caller's memory, locked for a read-modify-write of core memory."""
-        who, thread = _identity(config, bound_user=bound, tool_name=tool_name)
-        # Open under the user's lock (a memory opened from the store loads core memory
-        # now), then take the memory's own lock: a shared memory may be writing facts.
-        with _LOCKS(source, who):
-            memory = _open_memory(source, who, thread, memory_kwargs)
-            with memory._lock:
-                yield memory
+    def editing(config: RunnableConfig, tool_name: str) -> TieredMemory:
+        """The caller's memory (core-memory writes are atomic in the store)."""
+        who, thread = _identity(config, bound_user=bound, default_user=default, tool_name=tool_name)
+        return _open_memory(source, who, thread, memory_kwargs)
 
     def core_memory_append(
         config: RunnableConfig, subject: str, content: str, block: str = "human"
     ) -> str:
         fact = _agent_fact(block, subject, content)
-        with editing(config, "core_memory_append") as memory:
-            current = memory.core.get(fact.subject, fact.block)
-            if current is not None and current.content.lower() != fact.content.lower():
-                raise ToolException(
-                    f"Core memory [{fact.block}] {fact.subject} already holds "
-                    f"{current.content!r}. Use core_memory_replace to change it, or pick "
-                    "another subject."
-                )
-            update = memory.write_fact(fact, reason="written by the agent")
+        memory = editing(config, "core_memory_append")
+        try:  # checked and written in one store transaction: no other writer slips in between
+            update = memory.core.upsert(fact, reason="written by the agent", expect="absent")
+        except FactConflict as exc:
+            assert exc.current is not None
+            raise ToolException(
+                f"Core memory [{fact.block}] {fact.subject} already holds "
+                f"{exc.current.content!r}. Use core_memory_replace to change it, or pick "
+                "another subject."
+            ) from exc
         logger.info(
             "core_memory_append: user %s, [%s] %s", memory.user_id, fact.block, fact.subject
         )
@@ -491,14 +445,14 @@ def create_core_memory_tools(
         config: RunnableConfig, subject: str, new_content: str, block: str = "human"
     ) -> str:
         fact = _agent_fact(block, subject, new_content)
-        with editing(config, "core_memory_replace") as memory:
-            current = memory.core.get(fact.subject, fact.block)
-            if current is None:
-                raise ToolException(
-                    f"Core memory [{fact.block}] has no fact about {fact.subject!r}; "
-                    "use core_memory_append to add it."
-                )
-            update = memory.write_fact(fact, reason="replaced by the agent")
+        memory = editing(config, "core_memory_replace")
+        try:
+            update = memory.core.upsert(fact, reason="replaced by the agent", expect="present")
+        except FactConflict as exc:
+            raise ToolException(
+                f"Core memory [{fact.block}] has no fact about {fact.subject!r}; "
+                "use core_memory_append to add it."
+            ) from exc
         logger.info(
             "core_memory_replace: user %s, [%s] %s", memory.user_id, fact.block, fact.subject
         )
@@ -519,10 +473,10 @@ def create_core_memory_tools(
                 f"That text is {len(text)} characters; archival memory takes at most "
                 f"{MAX_ARCHIVAL_CHARS} per insert. Split it into smaller pieces."
             )
-        who, thread = _identity(config, bound_user=bound, tool_name="archival_memory_insert")
+        who, thread = _identity(
+            config, bound_user=bound, default_user=default, tool_name="archival_memory_insert"
+        )
         memory = _open_memory(source, who, thread, memory_kwargs)
-        if memory.store is None:
-            raise ToolException("Archival memory is not available: this memory has no store.")
         record = MemoryRecord.new(
             user_id=memory.user_id,
             thread_id=memory.thread_id,
@@ -574,7 +528,11 @@ def create_core_memory_tools(
 
 
 def create_memgpt_tools(
-    source: MemorySource, *, user_id: str | None = None, **memory_kwargs: Any
+    source: MemorySource,
+    *,
+    user_id: str | None = None,
+    default_user_id: str | None = None,
+    **memory_kwargs: Any,
 ) -> list[BaseTool]:
     """All four MemGPT memory tools for one source.
 
@@ -594,7 +552,13 @@ def create_memgpt_tools(
     """
     return [
         create_retrieve_memory_tool(
-            source, name="archival_memory_search", user_id=user_id, **memory_kwargs
+            source,
+            name="archival_memory_search",
+            user_id=user_id,
+            default_user_id=default_user_id,
+            **memory_kwargs,
         ),
-        *create_core_memory_tools(source, user_id=user_id, **memory_kwargs),
+        *create_core_memory_tools(
+            source, user_id=user_id, default_user_id=default_user_id, **memory_kwargs
+        ),
     ]

@@ -20,6 +20,7 @@ Example:
 from __future__ import annotations
 
 import json
+import logging
 import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field, replace
@@ -33,10 +34,15 @@ from langchain_core.messages import (
     ToolMessage,
 )
 
+logger = logging.getLogger(__name__)
+
 __all__ = [
+    "ABANDONED_TOOL_RESULT",
     "Turn",
+    "assign_turns",
     "clean_message",
     "clean_text",
+    "close_dangling_calls",
     "group_turns",
     "message_text",
     "pending_tool_call_ids",
@@ -282,3 +288,87 @@ def group_turns(messages: Sequence[BaseMessage]) -> list[list[BaseMessage]]:
             turns.append([])
         turns[-1].append(message)
     return turns
+
+
+#: Content of the tool result written for a tool call still unanswered when the
+#: next user message arrives (see :func:`close_dangling_calls`).
+ABANDONED_TOOL_RESULT = "No result: the tool call was abandoned when the next user message arrived."
+
+
+def close_dangling_calls(
+    open_turn: Sequence[BaseMessage], messages: Sequence[BaseMessage]
+) -> list[BaseMessage]:
+    """``messages`` with an error result inserted for every tool call still waiting
+    when a user message arrives (pure).
+
+    A turn stays open while a tool call waits for its result; a call whose result
+    never comes would otherwise keep it open for the rest of the thread: one turn
+    that can never be paged out, and a prompt providers reject.
+
+    Example:
+        >>> call = AIMessage("", tool_calls=[{"name": "w", "args": {}, "id": "c1"}])
+        >>> [m.type for m in close_dangling_calls([HumanMessage("hi"), call],
+        ...                                       [HumanMessage("never mind")])]
+        ['tool', 'human']
+    """
+    pending: dict[str, str] = {}
+    out: list[BaseMessage] = []
+    for i, message in enumerate([*open_turn, *messages]):
+        if isinstance(message, HumanMessage) and pending:
+            logger.warning(
+                "tool call(s) %s got no result before the next user message; closing them",
+                sorted(pending),
+            )
+            out.extend(
+                ToolMessage(ABANDONED_TOOL_RESULT, tool_call_id=call_id, name=name, status="error")
+                for call_id, name in pending.items()
+            )
+            pending = {}
+        elif isinstance(message, AIMessage):
+            for call in message.tool_calls:
+                if call.get("id") is not None:
+                    pending[str(call["id"])] = call["name"]
+        elif isinstance(message, ToolMessage):
+            pending.pop(message.tool_call_id, None)
+        if i >= len(open_turn):
+            out.append(message)
+    return out
+
+
+def assign_turns(
+    open_turn: Sequence[BaseMessage],
+    open_index: int | None,
+    next_index: int,
+    messages: Sequence[BaseMessage],
+) -> list[tuple[int, BaseMessage]]:
+    """The turn index of each message appended to a thread (pure).
+
+    What every backend runs inside the append transaction, on the thread's
+    newest turn as stored (``open_turn``, index ``open_index``; ``None`` when
+    the thread has no open turn) - never on a cached copy. Tool calls left
+    unanswered when a user message arrives get an error result first
+    (:func:`close_dangling_calls`); then the rules of :func:`group_turns`.
+
+    Raises:
+        ValueError: for a system message, or a tool result whose call is not
+            in its turn. Nothing is appended then.
+
+    Example:
+        >>> planned = assign_turns([HumanMessage("hi")], 4, 5,
+        ...                        [AIMessage("hello"), HumanMessage("bye")])
+        >>> [(turn, message.content) for turn, message in planned]
+        [(4, 'hello'), (5, 'bye')]
+    """
+    head = list(open_turn) if open_index is not None else []
+    messages = close_dangling_calls(head, messages)
+    grouped = group_turns([*head, *messages])
+    out: list[tuple[int, BaseMessage]] = []
+    index = next_index
+    for number, group in enumerate(grouped):
+        if head and number == 0:
+            assert open_index is not None
+            out.extend((open_index, m) for m in group[len(head) :])
+            continue
+        out.extend((index, m) for m in group)
+        index += 1
+    return out

@@ -75,6 +75,14 @@ class WriteResult:
     forgotten: list[CoreFact] = field(default_factory=list)
     forget_everything: bool = False
     extraction_failed: bool = False
+    extracted: bool = False
+
+
+def _has_forget_request(turn: Turn) -> bool:
+    return any(
+        isinstance(m, HumanMessage) and detect_forget(message_text(m)) is not None
+        for m in turn.messages
+    )
 
 
 _STOP = {"my", "the", "a", "an", "that", "this", "about", "what", "i", "said", "you", "it"}
@@ -151,6 +159,39 @@ class MemoryWriter:
                 return result
             self.pending = [t for t in self.pending if t not in batch]
             self._apply(facts, result, batch)
+        return result
+
+    def handle_forget_requests(self, turns: Sequence[Turn]) -> tuple[WriteResult, list[Turn]]:
+        """Carry out the forget requests in ``turns`` (each turn once: the caller passes
+        only turns it just added); returns what was forgotten and the turns with a request."""
+        result = WriteResult()
+        keep = self._forget_requests(turns, result)
+        kept = {t.index for t in keep}
+        return result, [t for t in turns if t.index not in kept]
+
+    def extract(self, turns: Sequence[Turn], *, flush: bool = False) -> WriteResult:
+        """Extract facts from ``turns`` (turns not extracted yet, oldest first) if due.
+
+        Rule-based extraction is always due; an LLM extractor waits for
+        ``batch_turns`` turns (or ``flush``). Turns holding a forget request
+        are never extracted. ``result.extracted`` says whether it ran (and
+        succeeded): only then may the caller mark the turns as done.
+        """
+        result = WriteResult()
+        batch = [t for t in turns if not _has_forget_request(t)]
+        if self._batched and not flush and len(batch) < self.batch_turns:
+            return result
+        if batch:
+            try:
+                facts = self.extractor.extract(batch)
+            except Exception as exc:  # noqa: BLE001 - retried with the next batch
+                logger.warning(
+                    "fact extraction failed (%r); %d turns stay pending", exc, len(batch)
+                )
+                result.extraction_failed = True
+                return result
+            self._apply(facts, result, batch)
+        result.extracted = True
         return result
 
     async def aobserve(self, turns: Sequence[Turn], *, flush: bool = False) -> WriteResult:

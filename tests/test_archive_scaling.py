@@ -13,17 +13,12 @@ import numpy as np
 import pytest
 from langchain_core.embeddings import DeterministicFakeEmbedding
 
-from langchain_tiered_memory.archive import (
-    FaissIndex,
-    RecordFilter,
-    SQLiteArchive,
-    fts_query,
-    fts_shard,
-    fts_table,
-    owner_token,
-)
 from langchain_tiered_memory.recall import Recaller
 from langchain_tiered_memory.records import MemoryRecord
+from langchain_tiered_memory.storage.base import RecordFilter
+from langchain_tiered_memory.storage.faiss.index import FaissIndex
+from langchain_tiered_memory.storage.fts import fts_query, fts_shard, fts_table, owner_token
+from langchain_tiered_memory.storage.sqlite.archive import SQLiteArchive
 
 T0 = datetime(2024, 5, 1, 12, 0, tzinfo=timezone.utc)
 WORDS = ["tea", "coffee", "peanut", "cat", "dog", "tokyo", "piano", "hiking", "python", "jazz"]
@@ -354,4 +349,4 @@ def test_lookups_by_id_never_walk_a_big_users_records(path: Path) -> None:
 def _reader_connections(archive: SQLiteArchive) -> list[sqlite3.Connection]:
     """Open the reader pool's connections now (so the progress handler is on them)."""
     with archive._db.read() as first, archive._db.read() as second:
-        return [first, second]
+        return [first.conn, second.conn]

@@ -12,22 +12,20 @@ import pytest
 from langchain_core.embeddings import DeterministicFakeEmbedding
 from langchain_core.messages import HumanMessage
 
-from langchain_tiered_memory.archive import SQLiteArchive
-from langchain_tiered_memory.audit import (
-    AUDIT_KINDS,
-    AuditEvent,
-    AuditLog,
-    SQLiteDatabase,
-    from_micros,
-    to_micros,
-)
 from langchain_tiered_memory.records import MemoryRecord
+from langchain_tiered_memory.storage.codec import from_micros, to_micros
+from langchain_tiered_memory.storage.sql.audit import AUDIT_KINDS, AuditEvent, AuditLog
+from langchain_tiered_memory.storage.sqlite.archive import SQLiteArchive
+from langchain_tiered_memory.storage.sqlite.db import SQLiteDatabase
+from langchain_tiered_memory.storage.sqlite.schema import create_schema
 from langchain_tiered_memory.turns import Turn
 
 
 @pytest.fixture
 def log(tmp_path: Path) -> AuditLog:
-    return AuditLog(tmp_path / "audit.sqlite")
+    db = SQLiteDatabase(tmp_path / "audit.sqlite")
+    create_schema(db)
+    return AuditLog(db)
 
 
 def test_kinds_are_the_documented_ones() -> None:
@@ -74,6 +72,7 @@ def test_bad_input_is_rejected(log: AuditLog) -> None:
 
 def test_events_persist_and_share_the_transaction(tmp_path: Path) -> None:
     db = SQLiteDatabase(tmp_path / "shared.sqlite")
+    create_schema(db)
     log = AuditLog(db)
     with pytest.raises(RuntimeError), db.write() as conn:
         log.insert(conn, "write", user_id="ana", payload={"ids": ["x"]})
@@ -83,8 +82,9 @@ def test_events_persist_and_share_the_transaction(tmp_path: Path) -> None:
         log.insert(conn, "write", user_id="ana", payload={"ids": ["y"]})
         log.record("page_out", user_id="ana", turns=[3])  # nested: joins the transaction
     db.close()
-    with AuditLog(tmp_path / "shared.sqlite") as again:
-        assert [e.kind for e in again.events("ana")] == ["write", "page_out"]
+    again = SQLiteDatabase(tmp_path / "shared.sqlite")
+    assert [e.kind for e in AuditLog(again).events("ana")] == ["write", "page_out"]
+    again.close()
 
 
 def test_time_conversion_is_exact() -> None:

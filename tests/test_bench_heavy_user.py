@@ -9,8 +9,9 @@ from types import ModuleType
 
 import pytest
 
-from langchain_tiered_memory.archive import BaseSQLiteArchive, FaissIndex
 from langchain_tiered_memory.bench.datasets import load_locomo
+from langchain_tiered_memory.storage.faiss.index import FaissIndex
+from langchain_tiered_memory.storage.sqlite.archive import BaseSQLiteArchive
 
 SCRIPT = Path(__file__).parents[1] / "benchmarks" / "heavy_user_approximations.py"
 STEMS = ("allerg", "peanut", "clara", "wedding", "marri", "dog", "run", "berlin", "whale")

@@ -5,6 +5,7 @@ import time
 from collections.abc import Sequence
 
 import pytest
+from langchain_core.embeddings import DeterministicFakeEmbedding
 from langchain_core.language_models import GenericFakeChatModel
 from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
 
@@ -12,6 +13,7 @@ from langchain_tiered_memory import (
     CompressionTriggers,
     ExtractiveSummarizer,
     LLMSummarizer,
+    MemoryStore,
     SummarizationError,
     TieredMemory,
     Turn,
@@ -87,25 +89,26 @@ def test_soft_trigger_waits_for_new_tokens(counter) -> None:
     assert should_compress(state, cap=state.tokens - 1, triggers=triggers) == "hard"
 
 
+def archived_turns(memory: TieredMemory) -> list[int]:
+    """Indices of the memory's turns in the archive, oldest first."""
+    records = memory.archive.records(memory.user_id, thread_id=memory.thread_id, kinds="turn")
+    return sorted(int(r.metadata["turn_index"]) for r in records)
+
+
 def test_compression_evicts_oldest_whole_turns_to_archive_first(counter) -> None:
-    seen_in_buffer_when_archived: list[bool] = []
-    memory: TieredMemory
-
-    def archive(turns: Sequence[Turn]) -> None:
-        buffered = {t.index for t in memory.state.turns}
-        seen_in_buffer_when_archived.extend(t.index in buffered for t in turns)
-        archived.extend(turns)
-
-    archived: list[Turn] = []
-    memory = TieredMemory(context_window=1024, archive=archive)
+    memory = TieredMemory(context_window=1024)
     for i in range(40):
         memory.add_messages(tool_exchange(i) if i % 3 == 0 else exchange(i))
+        kept = [t.index for t in memory.state.turns]
+        # at every moment each turn is in the buffer or the archive, never neither
+        assert sorted(set(archived_turns(memory)) | set(kept)) == list(range(i + 1))
+    archived = archived_turns(memory)
     assert archived, "compression never ran"
-    assert all(seen_in_buffer_when_archived)
     kept = [t.index for t in memory.state.turns]
-    assert [t.index for t in archived] + kept == list(range(40))  # nothing lost, order kept
-    for turn in archived:  # whole turns: tool calls travel with results
-        assert not turn.has_pending_tool_calls
+    assert archived + kept == list(range(40))  # nothing lost, order kept
+    for record in memory.archive.records(memory.user_id, kinds="turn"):
+        # whole turns: tool calls travel with results
+        assert record.text.count("[calls") == record.text.count("tool result")
     assert memory.state.summary
     assert memory.state.tokens <= memory.buffer_cap
 
@@ -140,11 +143,9 @@ def test_extractive_summary_respects_its_cap(counter) -> None:
 @pytest.mark.parametrize("mode", ["raise", "empty"])
 def test_failed_summary_leaves_buffer_unchanged_then_retries(mode: str) -> None:
     summarizer = FailingSummarizer(fail_times=1, mode=mode)
-    archived: list[Turn] = []
     memory = TieredMemory(
         context_window=1024,
         summarizer=summarizer,
-        archive=archived.extend,
         triggers=CompressionTriggers(every_new_tokens=50),
     )
     before = None
@@ -158,7 +159,7 @@ def test_failed_summary_leaves_buffer_unchanged_then_retries(mode: str) -> None:
             # the failed attempt changed nothing but the new turn and the retry clock
             assert [t.index for t in after.turns] == [t.index for t in before.turns] + [i]
             assert after.summary == before.summary
-            assert not archived
+            assert not archived_turns(memory)
             break
     assert failed_at is not None
     assert (
@@ -173,11 +174,9 @@ def test_failed_summary_leaves_buffer_unchanged_then_retries(mode: str) -> None:
 
 def test_hard_limit_pages_out_without_summary_and_folds_in_later() -> None:
     summarizer = FailingSummarizer(fail_times=3)
-    archived: list[Turn] = []
     memory = TieredMemory(
         context_window=1024,
         summarizer=summarizer,
-        archive=archived.extend,
         triggers=CompressionTriggers(soft_ratio=0.99, hard_ratio=1.0, every_new_tokens=10**6),
     )
     for i in range(80):
@@ -190,20 +189,27 @@ def test_hard_limit_pages_out_without_summary_and_folds_in_later() -> None:
     assert kinds[:first_ok] == ["page_out_unsummarized"] * 3
     # the summary written after recovery covers the turns paged out unsummarised
     assert memory.state.summary.splitlines()[0].startswith("turns 0-")
-    assert [t.index for t in archived] + [t.index for t in memory.state.turns] == list(range(80))
+    assert archived_turns(memory) + [t.index for t in memory.state.turns] == list(range(80))
+
+
+class BrokenEmbeddings(DeterministicFakeEmbedding):
+    """Embeds nothing: every archive write fails before its transaction."""
+
+    def embed_documents(self, texts: list[str]) -> list[list[float]]:
+        raise OSError("embedding service down")
 
 
 def test_archive_failure_keeps_turns_in_buffer() -> None:
-    def broken_archive(turns: Sequence[Turn]) -> None:
-        raise OSError("disk full")
-
-    memory = TieredMemory(context_window=1024, archive=broken_archive)
+    store = MemoryStore(embeddings=BrokenEmbeddings(size=8))
+    memory = TieredMemory(context_window=1024, store=store)
     for i in range(40):
         memory.add_messages(exchange(i))
         assert memory.build_context().total_tokens <= memory.budget.input_budget
     assert [t.index for t in memory.state.turns] == list(range(40))
     assert {e.kind for e in memory.events} == {"archive_failed"}
+    assert "embedding service down" in (memory.events[0].error or "")
     assert memory.build_context().omitted_turns  # not in this prompt, still in the buffer
+    assert memory.archive.count() == 0
 
 
 def test_llm_summarizer_with_a_fake_model(counter) -> None:

@@ -21,7 +21,7 @@ from langchain_core.runnables import ConfigurableFieldSpec, RunnableConfig
 from langchain_core.runnables.history import RunnableWithMessageHistory
 from pydantic import Field
 
-from langchain_tiered_memory import InMemoryTurnArchive, TieredMemory
+from langchain_tiered_memory import TieredMemory
 from langchain_tiered_memory.chains import (
     ClassicSummarizer,
     TieredChatMessageHistory,
@@ -277,11 +277,10 @@ def test_budget_holds_over_a_long_session() -> None:
     counts = [memory.counter.count_messages(prompt) for prompt in model.seen]
     assert len(counts) == 200
     assert max(counts) <= budget, (max(counts), budget)
-    archive = memory.archive
-    assert isinstance(archive, InMemoryTurnArchive)
-    every_turn = [*archive.turns, *memory.state.turns]
-    assert [t.index for t in every_turn] == list(range(200))  # evicted turns are archived
-    raw = sum(t.tokens for t in every_turn)
+    archived = memory.archive.records(memory.user_id, kinds="turn")
+    indexes = [int(r.metadata["turn_index"]) for r in archived]
+    assert indexes + [t.index for t in memory.state.turns] == list(range(200))  # all archived
+    raw = sum(int(r.metadata["tokens"]) for r in archived) + memory.state.turn_tokens
     assert raw > 10 * budget  # without the memory the prompt would have overflowed
     assert any(e.kind == "compression" for e in memory.events)
     last = model.seen[-1]
@@ -473,9 +472,8 @@ def test_conversation_chain_with_classic_summariser_llm() -> None:
     counter = memory.memory.counter
     limit = memory.memory.budget.input_budget
     assert all(counter.count_messages([HumanMessage(p)]) <= limit for p in chat_llm.seen)
-    archive = memory.memory.archive
-    assert isinstance(archive, InMemoryTurnArchive)
-    assert archive.turns[0].messages[0].content == "On 1 May I visit museum 0 with Ana."
+    first = memory.memory.archive.records(memory.memory.user_id, kinds="turn")[0]
+    assert first.text.startswith("user: On 1 May I visit museum 0 with Ana.")
 
 
 def test_llm_chain_with_history_prompt() -> None:

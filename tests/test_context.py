@@ -305,5 +305,6 @@ def test_prompt_never_exceeds_budget(
         assert ctx.total_tokens == counter.count_messages(ctx.messages)
         assert sum(ctx.usage.values()) == ctx.total_tokens
         assert_prompt_is_valid(ctx.messages, SYSTEM, single=single)
-    archived_or_buffered = len(memory.archive.turns) + len(memory.state.turns)
+    archived = memory.archive.records(memory.user_id, kinds="turn")
+    archived_or_buffered = len(archived) + len(memory.state.turns)
     assert archived_or_buffered == len(batches)  # every turn is somewhere

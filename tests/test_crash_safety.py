@@ -72,8 +72,7 @@ def test_sigkill_at_random_points_loses_no_acknowledged_turn(tmp_path) -> None:
     assert len(acknowledged) > RUNS  # the writer got real work done between kills
 
     with MemoryStore(data, embeddings=DeterministicFakeEmbedding(size=16)) as store:
-        state = store.state.load_thread("ana", "t")
-        assert state is not None
+        state = store.memory("ana", "t").state
         buffered = {t.index for t in state.turns}
         archived = {
             int(r.id.rsplit(":", 1)[1]) for r in store.archive.records("ana", kinds=["turn"])

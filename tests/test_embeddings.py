@@ -161,10 +161,43 @@ def test_disk_cache_survives_reopening(cls: type[LocalEmbeddings], tmp_path: Pat
     assert path.exists()
     with cls(cache_path=str(path)) as second:
         assert second.embed_documents(texts) == docs
-        assert second.embed_query("hiking") == query
         assert second.texts_embedded == 0
-        second.embed_documents(["something new"])
+        # a query is what a user asked, not stored data: never kept on disk, so computed again
+        assert second.embed_query("hiking") == query
         assert second.texts_embedded == 1
+        second.embed_documents(["something new"])
+        assert second.texts_embedded == 2
+    assert b"hiking" not in path.read_bytes()
+
+
+def test_forgotten_texts_leave_the_cache(tmp_path: Path) -> None:
+    path = tmp_path / "vectors.sqlite"
+    secret = "My PIN is 4711 and my sister is Joana."
+    with MiniLMEmbeddings(cache_path=path) as embedder:
+        embedder.embed_documents([secret, "I like trains."])
+        assert embedder.forget_texts([secret]) == 1
+        embedder.embed_documents([secret])
+        assert embedder.texts_embedded == 3  # not served from memory or disk any more
+        embedder.forget_texts([secret])
+    digest = hashlib.sha256(secret.encode()).hexdigest().encode()
+    data = b"".join(p.read_bytes() for p in tmp_path.iterdir() if p.is_file())
+    assert digest not in data
+    with MiniLMEmbeddings(cache_path=path) as again:
+        again.embed_documents(["I like trains."])
+        assert again.texts_embedded == 0  # the other text stayed
+
+
+def test_a_damaged_cache_is_replaced_not_fatal(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    path = tmp_path / "vectors.sqlite"
+    path.write_bytes(b"this is not a database" * 100)
+    with MiniLMEmbeddings(cache_path=path) as embedder:
+        assert len(embedder.embed_documents(["still works"])[0]) == embedder.dimensions
+    assert "damaged" in caplog.text
+    with MiniLMEmbeddings(cache_path=path) as again:
+        again.embed_documents(["still works"])
+        assert again.texts_embedded == 0  # the new cache file works
 
 
 def test_disk_cache_is_keyed_by_settings(tmp_path: Path) -> None:

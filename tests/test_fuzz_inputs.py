@@ -224,7 +224,6 @@ def check_healthy(store: MemoryStore, thread: str) -> None:
     ids = store.archive.index.ids()
     assert ids is not None and len(ids) == store.archive.count()
     integrity(store.path / "archive.sqlite")
-    integrity(store.path / "state.sqlite")
 
 
 @pytest.fixture(scope="module")
@@ -250,10 +249,9 @@ def fresh(store: MemoryStore) -> TieredMemory:
 def test_add_messages(store: MemoryStore, batch: list[Any]) -> None:
     memory = fresh(store)
     memory.add_messages([HumanMessage("hello"), AIMessage("hi")])
-    before = store.state.load_thread(USER, memory.thread_id)
+    before = store.memory(USER, memory.thread_id).state
     outcome = expect_clear_error(lambda: memory.add_messages(batch))
-    saved = store.state.load_thread(USER, memory.thread_id)
-    assert saved is not None and before is not None
+    saved = store.memory(USER, memory.thread_id).state  # a new view: what the store holds
     if isinstance(outcome, Exception):  # rejected: nothing stored
         assert saved.turns == before.turns and saved.next_index == before.next_index
     else:  # accepted: what the memory holds is what is on disk
@@ -325,7 +323,7 @@ def test_write_fact(
     outcome = expect_clear_error(write)
     if isinstance(outcome, Exception):  # rejected: core memory untouched
         assert [f.to_dict() for f in memory.core.history()] == before
-    saved = store.state.load_core(USER)
+    saved = store.core(USER)  # a new view: what the store holds
     assert [f.id for f in saved.history()] == [f.id for f in memory.core.history()]
     context = memory.build_context()
     assert context.total_tokens <= context.input_budget

@@ -96,14 +96,20 @@ async def test_async_invoke_and_stream(store) -> None:
 
 
 def test_users_do_not_share_threads(store) -> None:
-    model = GenericFakeChatModel(messages=iter([AIMessage("a"), AIMessage("b")]))
+    model = GenericFakeChatModel(messages=iter([AIMessage("a"), AIMessage("b"), AIMessage("c")]))
     graph = build_memory_graph(
         model, store=store, context_window=4096, checkpointer=InMemorySaver(), gate="never"
     )
     graph.invoke({"messages": [HumanMessage("I'm allergic to peanuts.")]}, config("ana", "t"))
+    before = graph.get_state(config("ana", "t")).values["messages"]
     # LangGraph thread ids are global: reusing ana's thread for bob is refused ...
     with pytest.raises(ValueError, match="belongs to another user"):
         graph.invoke({"messages": [HumanMessage("I live in Oslo.")]}, config("bob", "t"))
+    # ... his input is taken back out of ana's thread, so ana's next run does not store it
+    assert graph.get_state(config("ana", "t")).values["messages"] == before
+    graph.invoke({"messages": [HumanMessage("Thanks!")]}, config("ana", "t"))
+    assert store.memory("ana", "t").core.get("home_city") is None
+    assert all("Oslo" not in m.content for m in store.memory("ana", "t").messages)
     # ... and with a thread of his own bob sees nothing of ana's
     graph.invoke({"messages": [HumanMessage("I live in Oslo.")]}, config("bob", "t-bob"))
     assert store.memory("ana", "t").core.get("allergy") is not None
@@ -163,7 +169,7 @@ def test_a_restarted_process_continues_the_thread(tmp_path) -> None:
     assert (tmp_path / "home" / "checkpoints.sqlite").exists()
 
 
-def test_prebuilt_graph_module_imports_offline_without_keys(tmp_path) -> None:
+def _load_served_graph(tmp_path, model: str | None) -> subprocess.CompletedProcess[str]:
     import json
     from pathlib import Path
 
@@ -172,14 +178,20 @@ def test_prebuilt_graph_module_imports_offline_without_keys(tmp_path) -> None:
     module, _, attr = spec["graphs"]["memory_agent"].partition(":")
     code = textwrap.dedent(f"""
         import importlib.util, sys
-        spec = importlib.util.spec_from_file_location("memory_agent", {str(root / module)!r})
-        mod = importlib.util.module_from_spec(spec)
-        spec.loader.exec_module(mod)
+        try:
+            spec = importlib.util.spec_from_file_location("memory_agent", {str(root / module)!r})
+            mod = importlib.util.module_from_spec(spec)
+            spec.loader.exec_module(mod)
+        except (ImportError, ValueError) as exc:
+            print("LOAD ERROR:", exc)
+            sys.exit(0)
         graph = getattr(mod, {attr!r})
+        print("checkpointer:", graph.checkpointer)
         from langchain_core.messages import HumanMessage
         try:
-            graph.invoke({{"messages": [HumanMessage("hi")]}},
-                         {{"configurable": {{"user_id": "u", "thread_id": "t"}}}})
+            out = graph.invoke({{"messages": [HumanMessage("hi")]}},
+                               {{"configurable": {{"user_id": "u", "thread_id": "t"}}}})
+            print("REPLY:", out["messages"][-1].content)
         except ValueError as exc:
             print("ERROR:", exc)
     """)
@@ -188,7 +200,9 @@ def test_prebuilt_graph_module_imports_offline_without_keys(tmp_path) -> None:
         "PATH": "/usr/bin:/bin",
         "TIERED_MEMORY_CONTEXT_WINDOW": "4096",
     }
-    result = subprocess.run(
+    if model is not None:
+        env["TIERED_MEMORY_MODEL"] = model
+    return subprocess.run(
         [sys.executable, "-c", code],
         capture_output=True,
         text=True,
@@ -196,5 +210,24 @@ def test_prebuilt_graph_module_imports_offline_without_keys(tmp_path) -> None:
         timeout=180,
         check=True,
     )
+
+
+def test_prebuilt_graph_module_imports_offline_without_keys(tmp_path) -> None:
+    result = _load_served_graph(tmp_path, None)
+    # no checkpointer of its own: the LangGraph server brings its persistence
+    assert "checkpointer: None" in result.stdout
     assert "ERROR: No chat model" in result.stdout
-    assert (tmp_path / "home" / "checkpoints.sqlite").exists()
+    assert not (tmp_path / "home" / "checkpoints.sqlite").exists()
+
+
+def test_prebuilt_graph_resolves_local_and_echo_and_fails_early_on_bad_models(tmp_path) -> None:
+    echo = _load_served_graph(tmp_path, "echo")
+    assert "REPLY: [echo model - no LLM was called] You said: hi" in echo.stdout
+    local = _load_served_graph(tmp_path, "local")
+    # the offline model loads, or (without the [local] extra) the error says how to install it
+    assert "Unable to infer model provider" not in local.stdout
+    assert "REPLY:" in local.stdout or "pip install 'langchain-tiered-memory[local]'" in (
+        local.stdout
+    )
+    bad = _load_served_graph(tmp_path, "foo:bar")
+    assert "LOAD ERROR: TIERED_MEMORY_MODEL='foo:bar' is not a chat model" in bad.stdout

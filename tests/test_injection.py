@@ -250,7 +250,7 @@ def test_tool_results_and_recalled_records_never_write_core_memory(store: Memory
     # recalled - and left out as repeats, since the buffer now holds the tool's answer
     assert any("ZEBRA" in r.text for r in (*context.recalled, *context.repeats))
     assert bob.core.active() == []
-    assert store.state.load_core("bob").history() == []
+    assert store.core("bob").history() == []
     assert not any("ZEBRA" in str(m.content) for m in context.messages[1:2])  # no core block
 
 

@@ -10,10 +10,10 @@ import numpy as np
 import pytest
 from langchain_core.embeddings import Embeddings
 
-from langchain_tiered_memory import ivf as ivf_module
-from langchain_tiered_memory.archive import SQLiteArchive
-from langchain_tiered_memory.ivf import InvertedLists
 from langchain_tiered_memory.records import MemoryRecord
+from langchain_tiered_memory.storage.faiss import ivf as ivf_module
+from langchain_tiered_memory.storage.faiss.ivf import InvertedLists
+from langchain_tiered_memory.storage.sqlite.archive import SQLiteArchive
 
 DIM = 24
 

@@ -8,8 +8,8 @@ from pathlib import Path
 from langchain_core.embeddings import DeterministicFakeEmbedding
 from langchain_core.messages import AIMessage, HumanMessage
 
-from langchain_tiered_memory.archive import SQLiteArchive
 from langchain_tiered_memory.recall import Recaller, RecallWeights
+from langchain_tiered_memory.storage.sqlite.archive import SQLiteArchive
 from langchain_tiered_memory.store import MemoryStore
 from langchain_tiered_memory.tokens import ApproximateTokenCounter
 from langchain_tiered_memory.turns import Turn

@@ -5,7 +5,6 @@ from datetime import datetime, timedelta, timezone
 
 import pytest
 
-from langchain_tiered_memory.archive import SQLiteArchive
 from langchain_tiered_memory.context import RecalledMemory
 from langchain_tiered_memory.recall import (
     Candidate,
@@ -21,6 +20,7 @@ from langchain_tiered_memory.recall import (
     to_recalled_memories,
 )
 from langchain_tiered_memory.records import MemoryRecord, ScoredRecord
+from langchain_tiered_memory.storage.sqlite.archive import SQLiteArchive
 
 NOW = datetime(2026, 3, 1, 12, tzinfo=timezone.utc)
 ONLY_RELEVANCE = RecallWeights(
@@ -482,7 +482,7 @@ def test_recaller_works_with_a_minimal_archive(stem_axis) -> None:
 def test_recaller_over_a_vectorstore_archive_passes_the_text(tmp_path, stem_axis) -> None:
     from langchain_core.vectorstores import InMemoryVectorStore
 
-    from langchain_tiered_memory.vectorstore_archive import VectorStoreArchive
+    from langchain_tiered_memory.storage.vectorstore import VectorStoreArchive
 
     emb = stem_axis(VOCAB)
     arch = VectorStoreArchive(InMemoryVectorStore(emb), tmp_path / "records.sqlite")

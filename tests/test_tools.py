@@ -22,7 +22,8 @@ from langgraph.prebuilt import ToolNode
 
 from langchain_tiered_memory.buffer import CompressionTriggers
 from langchain_tiered_memory.context import RecalledMemory
-from langchain_tiered_memory.memory import TieredMemory, fact_record_id
+from langchain_tiered_memory.ids import fact_record_id
+from langchain_tiered_memory.memory import TieredMemory
 from langchain_tiered_memory.records import MemoryRecord
 from langchain_tiered_memory.resolver import MemoryResolver
 from langchain_tiered_memory.store import MemoryStore
@@ -334,7 +335,7 @@ def test_core_append_then_replace_keeps_history(store: MemoryStore) -> None:
     out = replace.invoke({"subject": "diet", "new_content": "vegan since May"}, config=ANA)
     assert out.startswith("Replaced core memory [human] diet")
 
-    core = store.state.load_core("ana")
+    core = store.core("ana")
     history = core.history("diet")
     assert [(f.content, f.status) for f in history] == [
         ("vegetarian", "superseded"),
@@ -342,7 +343,7 @@ def test_core_append_then_replace_keeps_history(store: MemoryStore) -> None:
     ]
     assert history[0].superseded_by == history[1].id
     assert all(f.source == "agent_tool" and not f.stated for f in history)
-    assert store.state.load_core("bob").active() == []
+    assert store.core("bob").active() == []
 
     old, new = store.archive.get([fact_record_id("ana", f.id) for f in history])
     assert old.metadata["superseded"] is True
@@ -358,7 +359,7 @@ def test_core_replace_without_fact_and_bad_block(store: MemoryStore) -> None:
     _, replace, _ = create_core_memory_tools(store)
     out = replace.invoke({"subject": "diet", "new_content": "vegan"}, config=ANA)
     assert "core_memory_append" in out
-    assert store.state.load_core("ana").history() == []
+    assert store.core("ana").history() == []
     append = create_core_memory_tools(store)[0]
     call = ToolCall(
         name="core_memory_append",
@@ -372,9 +373,10 @@ def test_core_replace_without_fact_and_bad_block(store: MemoryStore) -> None:
 
 def test_core_append_missing_user(store: MemoryStore) -> None:
     append = create_core_memory_tools(store)[0]
+    before = store.users()  # the seeded archive's users
     out = append.invoke({"subject": "diet", "content": "vegan"})
     assert out.startswith("Memory unavailable") and "user_id" in out
-    assert store.users() == []
+    assert store.users() == before == ["ana", "bob"]
 
 
 def test_parallel_core_appends_are_not_lost(store: MemoryStore) -> None:
@@ -388,7 +390,7 @@ def test_parallel_core_appends_are_not_lost(store: MemoryStore) -> None:
         for i in range(4)
     ]
     tool_graph(tools).invoke({"messages": [AIMessage("", tool_calls=calls)]}, config=ANA)
-    assert sorted(f.subject for f in store.state.load_core("ana").active()) == [
+    assert sorted(f.subject for f in store.core("ana").active()) == [
         "s0",
         "s1",
         "s2",
@@ -404,7 +406,7 @@ def test_core_tools_share_a_resolvers_memory(store: MemoryStore) -> None:
     replace.invoke({"subject": "home_city", "new_content": "moved to Berlin"}, config=ANA)
     text = "\n".join(str(m.content) for m in live.build_context(recall=False).messages)
     assert "moved to Berlin" in text and "Paris" not in text
-    assert store.state.load_core("ana").get("home_city") is not None
+    assert store.core("ana").get("home_city") is not None
     assert resolver.get("bob", "t1").core.active() == []
     search = create_retrieve_memory_tool(resolver)
     assert search.name == "retrieve_memory"
@@ -429,7 +431,7 @@ async def test_core_tools_async(store: MemoryStore) -> None:
     append = create_core_memory_tools(store)[0]
     out = await append.ainvoke({"subject": "home_city", "content": "Porto"}, config=BOB)
     assert out.startswith("Saved")
-    assert store.state.load_core("bob").get("home_city") is not None
+    assert store.core("bob").get("home_city") is not None
 
 
 def test_memgpt_tools_in_create_agent(store: MemoryStore) -> None:
@@ -460,7 +462,7 @@ def test_memgpt_tools_in_create_agent(store: MemoryStore) -> None:
     results = {m.name: m.text for m in tool_messages(out["messages"])}
     assert results["core_memory_append"].startswith("Saved")
     assert ANA_TEXT in results["archival_memory_search"]
-    assert store.state.load_core("ana").get("allergy") is not None
+    assert store.core("ana").get("allergy") is not None
 
 
 # -- LangChain standard tool tests ------------------------------------------------------

@@ -12,13 +12,11 @@ from langchain_core.embeddings import DeterministicFakeEmbedding
 from langchain_core.messages import HumanMessage
 from langchain_core.vectorstores import InMemoryVectorStore
 
-from langchain_tiered_memory.archive import BaseSQLiteArchive, RecordFilter
 from langchain_tiered_memory.records import MemoryRecord
+from langchain_tiered_memory.storage.base import RecordFilter
+from langchain_tiered_memory.storage.sqlite.archive import BaseSQLiteArchive
+from langchain_tiered_memory.storage.vectorstore import VectorStoreArchive, metadata_filter
 from langchain_tiered_memory.turns import Turn
-from langchain_tiered_memory.vectorstore_archive import (
-    VectorStoreArchive,
-    metadata_filter,
-)
 
 T0 = datetime(2024, 5, 1, tzinfo=timezone.utc)
 

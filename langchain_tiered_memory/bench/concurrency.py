@@ -148,7 +148,6 @@ class _Worker:
     def _foreign(self, hits: Sequence[RecalledMemory]) -> int:
         """Hits owned by another user or carrying another user's marker (must be 0)."""
         store = self.memory.store
-        assert store is not None
         owners = {r.id: r.user_id for r in store.archive.get([h.record_id or "" for h in hits])}
         mine = _marker(self.user)
         return sum(
@@ -159,8 +158,8 @@ class _Worker:
 
     def lost_turns(self, store: MemoryStore) -> int:
         """Acknowledged turns found neither in the saved buffer nor in the archive."""
-        state = store.state.load_thread(_user_id(self.user), "bench")
-        buffered = {t.index for t in state.turns} if state else set()
+        state = store.memory(_user_id(self.user), "bench").state
+        buffered = {t.index for t in state.turns}
         archived = {
             int(r.metadata.get("turn_index", -1))
             for r in store.archive.records(_user_id(self.user), thread_id="bench", kinds="turn")

@@ -1,7 +1,12 @@
 """Readers for the public benchmark formats (LoCoMo and LongMemEval).
 
-The data itself is never shipped: pass the path of your copy (the project's
-benches default to ``../shared/data``).
+The data itself is never shipped: download it and pass the path of your copy
+(``--data PATH``). LoCoMo is ``data/locomo10.json`` of
+https://github.com/snap-research/locomo; LongMemEval is
+``longmemeval_s.json`` (or ``_m``/``_oracle``) from
+https://github.com/xiaowu0162/LongMemEval (its Hugging Face dataset
+``xiaowu0162/longmemeval``). The benches' default paths under
+``../shared/data`` are where this project's own checkout keeps dev splits.
 
 Example:
     >>> import json, tempfile, os
@@ -31,6 +36,8 @@ from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
 
 __all__ = [
     "DEFAULT_DATA_DIR",
+    "LOCOMO_SOURCE",
+    "LONGMEMEVAL_SOURCE",
     "DialogTurn",
     "LocomoConversation",
     "LocomoQuestion",
@@ -42,8 +49,17 @@ __all__ = [
     "parse_evidence",
 ]
 
-#: Where the project's benches look by default (relative to the project root).
+#: Where the benches look by default (relative to the working directory).
 DEFAULT_DATA_DIR = Path("..") / "shared" / "data"
+
+#: Where to get the data sets (said by the "not found" errors).
+LOCOMO_SOURCE = (
+    "Download locomo10.json from https://github.com/snap-research/locomo (data/locomo10.json)."
+)
+LONGMEMEVAL_SOURCE = (
+    "Download longmemeval_s.json from https://github.com/xiaowu0162/LongMemEval "
+    "(the Hugging Face dataset xiaowu0162/longmemeval); .json.gz works too."
+)
 
 _EVIDENCE = re.compile(r"D:?(\d+):(\d+)")
 
@@ -142,8 +158,7 @@ def load_locomo(path: str | Path) -> list[LocomoConversation]:
     path = Path(path)
     if not path.exists():
         raise FileNotFoundError(
-            f"LoCoMo data not found at {path}. Pass --data PATH to your copy of "
-            "locomo10.json (or the project's ../shared/data/locomo/locomo_dev.json)."
+            f"LoCoMo data not found at {path}. {LOCOMO_SOURCE} Then pass --data PATH."
         )
     raw = json.loads(path.read_text(encoding="utf-8"))
     conversations = []
@@ -211,8 +226,7 @@ def load_longmemeval(path: str | Path) -> list[LongMemEvalQuestion]:
     path = Path(path)
     if not path.exists():
         raise FileNotFoundError(
-            f"LongMemEval data not found at {path}. Pass --data PATH to your copy "
-            "(or the project's ../shared/data/longmemeval/longmemeval_s_dev.json.gz)."
+            f"LongMemEval data not found at {path}. {LONGMEMEVAL_SOURCE} Then pass --data PATH."
         )
     opener = gzip.open if path.suffix == ".gz" else open
     with opener(path, "rt", encoding="utf-8") as handle:

@@ -53,7 +53,12 @@ def load_memory_questions(path: str | Path) -> tuple[list[str], list[TermIndex]]
     """
     path = Path(path)
     if not path.exists():
-        raise FileNotFoundError(f"No such file: {path}. Pass --memory-questions PATH.")
+        from langchain_tiered_memory.bench.datasets import LOCOMO_SOURCE, LONGMEMEVAL_SOURCE
+
+        raise FileNotFoundError(
+            f"Memory questions not found at {path}. {LOCOMO_SOURCE} {LONGMEMEVAL_SOURCE} "
+            "Then pass --memory-questions PATH (once per file)."
+        )
     opener = gzip.open if path.suffix == ".gz" else open
     with opener(path, "rt", encoding="utf-8") as handle:
         raw = json.load(handle)

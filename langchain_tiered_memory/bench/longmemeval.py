@@ -21,7 +21,7 @@ Systems, run on the same records and the same embedder (each text is
 embedded once; every system reads the same cache):
 
 * ``tiered-memory``: :class:`~langchain_tiered_memory.recall.Recaller` over a
-  :class:`~langchain_tiered_memory.archive.SQLiteArchive` (the library's
+  :class:`~langchain_tiered_memory.storage.sqlite.archive.SQLiteArchive` (the library's
   hybrid recall), with the session ranking of :func:`rank_sessions`;
 * ``faiss``: LangChain's ``FAISS`` vector store as a ``VectorStoreRetriever``
   over the turns (dense only);
@@ -61,10 +61,10 @@ from typing import Any
 
 from langchain_core.embeddings import Embeddings
 
-from langchain_tiered_memory.archive import SQLiteArchive
 from langchain_tiered_memory.bench.datasets import LongMemEvalQuestion
 from langchain_tiered_memory.recall import Recaller
 from langchain_tiered_memory.records import MemoryRecord
+from langchain_tiered_memory.storage.sqlite.archive import SQLiteArchive
 
 logger = logging.getLogger(__name__)
 

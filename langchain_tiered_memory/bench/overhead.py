@@ -13,10 +13,10 @@ Two layouts per size:
 * ``single_user``: one user owns every record - the worst case, where a
   recall has to rank the whole archive. Past 5,000 records the user's
   keyword search is bounded and past 50,000 their dense search approximate
-  (see :meth:`~langchain_tiered_memory.archive.BaseSQLiteArchive.keyword_search`
-  and :class:`~langchain_tiered_memory.archive.FaissIndex`); the user's
+  (see :meth:`~langchain_tiered_memory.storage.sqlite.archive.BaseSQLiteArchive.keyword_search`
+  and :class:`~langchain_tiered_memory.storage.sqlite.archive.FaissIndex`); the user's
   approximate index is built before timing with
-  :meth:`~langchain_tiered_memory.archive.BaseSQLiteArchive.warm_up`, as a
+  :meth:`~langchain_tiered_memory.storage.sqlite.archive.BaseSQLiteArchive.warm_up`, as a
   server would for its heaviest users (``warm_up_seconds``).
 
 Texts are 14 words drawn from a 48-word vocabulary, and queries four of
@@ -69,9 +69,9 @@ from typing import Any, Literal
 import numpy as np
 from langchain_core.embeddings import Embeddings
 
-from langchain_tiered_memory.archive import SQLiteArchive
 from langchain_tiered_memory.recall import Recaller
 from langchain_tiered_memory.records import MemoryRecord
+from langchain_tiered_memory.storage.sqlite.archive import SQLiteArchive
 
 __all__ = ["LAYOUTS", "HashEmbeddings", "Layout", "TimedEmbeddings", "run_overhead_bench"]
 

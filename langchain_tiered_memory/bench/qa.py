@@ -185,7 +185,7 @@ def parse_judge_label(reply: str) -> Label | None:
 
 
 def resolve_model(spec: BaseChatModel | str) -> BaseChatModel:
-    """A chat model from an object or a name.
+    """A chat model from an object or a name (one resolver: ``models.require_chat_model``).
 
     ``"local"`` is the offline SmolLM2 of :mod:`langchain_tiered_memory.models`;
     any other string goes to ``init_chat_model`` with ``temperature=0``.
@@ -196,15 +196,9 @@ def resolve_model(spec: BaseChatModel | str) -> BaseChatModel:
         >>> resolve_model(fake) is fake
         True
     """
-    if isinstance(spec, BaseChatModel):
-        return spec
-    if spec.strip().lower() == "local":
-        from langchain_tiered_memory.models import load_local_model
+    from langchain_tiered_memory.models import require_chat_model
 
-        return load_local_model()
-    from langchain.chat_models import init_chat_model
-
-    return init_chat_model(spec, temperature=0)
+    return require_chat_model(spec, what="model", temperature=0)
 
 
 def model_label(spec: BaseChatModel | str) -> str:

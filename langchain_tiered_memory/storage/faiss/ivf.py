@@ -1,7 +1,7 @@
 """An inverted file over one user's row ids: approximate dense search at scale.
 
 Scoring every vector of a user is exact and fast up to tens of thousands of
-records (see :class:`~langchain_tiered_memory.archive.FaissIndex`). A user
+records (see :class:`~langchain_tiered_memory.storage.faiss.index.FaissIndex`). A user
 with hundreds of thousands of records needs an approximate search:
 :class:`InvertedLists` clusters the user's vectors with spherical k-means
 (``faiss.Kmeans``) into about ``sqrt(n)`` cells and keeps, per cell, the row
@@ -80,7 +80,7 @@ class InvertedLists:
 
     Build it with :meth:`build`; keep it current with :meth:`add` and
     :meth:`remove`; query it with :meth:`search`. Not thread-safe: the owner
-    (:class:`~langchain_tiered_memory.archive.FaissIndex`) holds its lock.
+    (:class:`~langchain_tiered_memory.storage.faiss.index.FaissIndex`) holds its lock.
 
     Attributes:
         centroids: ``(cells, dim)`` unit float32 centroids.

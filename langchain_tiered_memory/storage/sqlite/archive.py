@@ -1,36 +1,24 @@
-"""Where evicted turns go: the archive tier.
+"""The SQLite archive: records, their FTS5 keyword index and their vectors, in one file.
 
-The buffer hands every evicted turn to an *archive hook* - any callable taking
-a sequence of :class:`~langchain_tiered_memory.turns.Turn` - before the turn
-leaves the buffer. If the hook raises, the turn stays in the buffer.
+:class:`BaseSQLiteArchive` is the SQLite half every SQLite archive shares:
+records (every evicted turn, summary and fact as a
+:class:`~langchain_tiered_memory.records.MemoryRecord`), the FTS5 keyword
+index sharded by user, the vectors as blobs, the audit events, forgetting.
+The vector half is a :class:`~langchain_tiered_memory.storage.vectors.VectorIndex`:
+:class:`SQLiteArchive` uses FAISS
+(:class:`~langchain_tiered_memory.storage.faiss.index.FaissIndex`),
+:class:`~langchain_tiered_memory.storage.vectorstore.VectorStoreArchive` any
+LangChain ``VectorStore``.
 
-:class:`InMemoryTurnArchive` is the simplest hook: a list, idempotent by turn
-index (a retried compression does not store a turn twice).
-
-:class:`SQLiteArchive` is the durable archive: every turn, summary and fact as
-a :class:`~langchain_tiered_memory.records.MemoryRecord` in SQLite (with an
-FTS5 keyword index and an audit log in the same file) and a FAISS vector index
-next to it. ``archive.hook(user_id, thread_id)`` is the buffer's hook; the raw
-candidate searches (:meth:`~BaseSQLiteArchive.dense_search`,
-:meth:`~BaseSQLiteArchive.keyword_search`) feed recall's fused scoring. The
-SQLite half is shared with
-:class:`~langchain_tiered_memory.vectorstore_archive.VectorStoreArchive`, which
-keeps its vectors in any LangChain ``VectorStore``; the vector half is a small
-:class:`VectorIndex` strategy.
-
-Example:
-    >>> from langchain_core.messages import HumanMessage
-    >>> from langchain_tiered_memory.turns import Turn
-    >>> archive = InMemoryTurnArchive()
-    >>> archive([Turn(0, (HumanMessage("hi"),))])
-    >>> archive([Turn(0, (HumanMessage("hi"),))])
-    >>> len(archive.turns)
-    1
+It works alone (``SQLiteArchive(path, embeddings=...)``, what the retrieval
+benches use) or as the record store of the SQLite backend, sharing that
+backend's database so a compression or a forget commits in one transaction
+with the turn log and the facts (:meth:`~BaseSQLiteArchive.prepare`,
+:meth:`~BaseSQLiteArchive.write_prepared`, :meth:`~BaseSQLiteArchive.finish_write`).
 """
 
 from __future__ import annotations
 
-import hashlib
 import json
 import logging
 import math
@@ -39,1017 +27,70 @@ import random
 import re
 import sqlite3
 import threading
-import time
-import unicodedata
-from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass, field, replace
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass, replace
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any, NamedTuple, Protocol, TypeVar, cast, get_args
+from typing import Any, TypeVar, cast
 
 import numpy as np
 from langchain_core.embeddings import Embeddings
-from langchain_core.messages import HumanMessage
 
-from langchain_tiered_memory.audit import (
-    AuditLog,
-    SQLiteDatabase,
-    from_micros,
-    to_micros,
-    validate_db_path,
+from langchain_tiered_memory.records import RECORD_KINDS, MemoryRecord, RecordKind, turn_record
+from langchain_tiered_memory.storage.base import RecordFilter, check_user
+from langchain_tiered_memory.storage.codec import from_micros, record_to_dict, to_micros
+from langchain_tiered_memory.storage.faiss.index import FaissIndex
+from langchain_tiered_memory.storage.fts import (
+    FTS_SCHEME,
+    FTS_TOKENIZE,
+    fts_document,
+    fts_shard,
+    fts_table,
+    fts_terms,
+    owner_token,
 )
-from langchain_tiered_memory.ivf import InvertedLists, top_k
-from langchain_tiered_memory.records import MemoryRecord, RecordKind
+from langchain_tiered_memory.storage.sql.audit import AuditLog
+from langchain_tiered_memory.storage.sqlite.db import SQLiteDatabase, SQLiteTx
+from langchain_tiered_memory.storage.sqlite.schema import create_schema
+from langchain_tiered_memory.storage.vectors import (
+    DenseQuery,
+    NoVectorIndex,
+    VectorEntry,
+    VectorIndex,
+    VectorKey,
+    unit_rows,
+)
 from langchain_tiered_memory.turns import Turn
 
+try:  # serialises index-file writes across processes (POSIX)
+    import fcntl
+except ImportError:  # pragma: no cover - Windows
+    fcntl = None  # type: ignore[assignment]
+
 __all__ = [
-    "RECORD_KINDS",
     "ArchiveTurnHook",
     "BaseSQLiteArchive",
-    "DenseQuery",
-    "FaissIndex",
-    "InMemoryTurnArchive",
-    "RecordFilter",
+    "PreparedRecords",
     "SQLiteArchive",
-    "VectorEntry",
-    "VectorIndex",
-    "VectorKey",
-    "fts_document",
-    "fts_query",
-    "fts_shard",
-    "fts_table",
-    "fts_terms",
-    "owner_token",
-    "record_from_dict",
-    "record_to_dict",
     "stored_embeddings_id",
-    "turn_record",
-    "turn_record_id",
-    "turn_session",
-    "turn_speaker",
 ]
 
 logger = logging.getLogger(__name__)
 
-RECORD_KINDS: frozenset[str] = frozenset(get_args(RecordKind))
-_SCHEMA_VERSION = 1
 _CHUNK = 500
 
 
-class InMemoryTurnArchive:
-    """Archive hook that keeps evicted turns in a list, oldest first."""
-
-    def __init__(self) -> None:
-        self.turns: list[Turn] = []
-        self._seen: set[int] = set()
-        self._lock = threading.Lock()
-
-    def __call__(self, turns: Sequence[Turn]) -> None:
-        """Store the turns not stored yet."""
-        with self._lock:
-            for turn in turns:
-                if turn.index not in self._seen:
-                    self._seen.add(turn.index)
-                    self.turns.append(turn)
-
-
-# --------------------------------------------------------------------------- records
-
-
-def _check_user(user_id: object) -> str:
-    if not isinstance(user_id, str) or not user_id:
-        raise ValueError(
-            f"user_id must be a non-empty string (every archive query is per user), got {user_id!r}"
-        )
-    return user_id
-
-
-def _kinds_tuple(kinds: Iterable[str] | str | None) -> tuple[str, ...] | None:
-    if kinds is None:
-        return None
-    wanted = (kinds,) if isinstance(kinds, str) else tuple(dict.fromkeys(kinds))
-    unknown = [k for k in wanted if k not in RECORD_KINDS]
-    if unknown:
-        raise ValueError(f"unknown record kind(s) {unknown}; use some of {sorted(RECORD_KINDS)}")
-    return wanted
-
-
 @dataclass(frozen=True)
-class RecordFilter:
-    """Which records a search may return. ``user_id`` is mandatory.
+class PreparedRecords:
+    """Records validated and embedded by :meth:`BaseSQLiteArchive.prepare`, ready to insert.
 
-    ``since`` is inclusive and ``until`` exclusive (``since <= created_at <
-    until``), so consecutive windows never overlap. Naive datetimes are UTC.
-
-    Example:
-        >>> RecordFilter("ana", kinds="fact").sql()
-        ('r.user_id = ? AND r.kind IN (?)', ['ana', 'fact'])
+    ``items`` are ``(record, (sources JSON, metadata JSON), vector or None)``.
     """
 
-    user_id: str
-    thread_id: str | None = None
-    kinds: tuple[str, ...] | None = None
-    since: datetime | None = None
-    until: datetime | None = None
+    items: tuple[tuple[MemoryRecord, tuple[str, str], np.ndarray | None], ...]
 
-    def __post_init__(self) -> None:
-        _check_user(self.user_id)
-        object.__setattr__(self, "kinds", _kinds_tuple(self.kinds))
 
-    def sql(self, alias: str = "r") -> tuple[str, list[Any]]:
-        """A SQL condition over the ``records`` table aliased ``alias``, with its parameters."""
-        where = [f"{alias}.user_id = ?"]
-        params: list[Any] = [self.user_id]
-        if self.thread_id is not None:
-            where.append(f"{alias}.thread_id = ?")
-            params.append(self.thread_id)
-        if self.kinds is not None:
-            where.append(f"{alias}.kind IN ({','.join('?' * len(self.kinds))})")
-            params.extend(self.kinds)
-        if self.since is not None:
-            where.append(f"{alias}.created_at >= ?")
-            params.append(to_micros(self.since))
-        if self.until is not None:
-            where.append(f"{alias}.created_at < ?")
-            params.append(to_micros(self.until))
-        return " AND ".join(where), params
-
-    @property
-    def user_only(self) -> bool:
-        """True when the filter restricts nothing but the user.
-
-        Example:
-            >>> RecordFilter("ana").user_only, RecordFilter("ana", "t1").user_only
-            (True, False)
-        """
-        return (
-            self.thread_id is None
-            and self.kinds is None
-            and self.since is None
-            and self.until is None
-        )
-
-    def matches(self, record: MemoryRecord) -> bool:
-        """The same test in Python.
-
-        Example:
-            >>> r = MemoryRecord.new(user_id="ana", kind="fact", text="x")
-            >>> RecordFilter("ana").matches(r), RecordFilter("bob").matches(r)
-            (True, False)
-        """
-        at = to_micros(record.created_at)
-        return (
-            record.user_id == self.user_id
-            and (self.thread_id is None or record.thread_id == self.thread_id)
-            and (self.kinds is None or record.kind in self.kinds)
-            and (self.since is None or at >= to_micros(self.since))
-            and (self.until is None or at < to_micros(self.until))
-        )
-
-
-def record_to_dict(record: MemoryRecord) -> dict[str, Any]:
-    """A JSON-ready dict of every field of ``record`` (datetimes as ISO 8601).
-
-    Example:
-        >>> r = MemoryRecord.new(user_id="ana", kind="fact", text="likes tea", id="f1")
-        >>> record_from_dict(record_to_dict(r)) == r
-        True
-    """
-    return {
-        "id": record.id,
-        "user_id": record.user_id,
-        "thread_id": record.thread_id,
-        "kind": record.kind,
-        "text": record.text,
-        "created_at": record.created_at.isoformat(),
-        "last_accessed_at": (
-            record.last_accessed_at.isoformat() if record.last_accessed_at else None
-        ),
-        "importance": record.importance,
-        "sources": list(record.sources),
-        "metadata": record.metadata,
-    }
-
-
-def record_from_dict(data: Mapping[str, Any]) -> MemoryRecord:
-    """Inverse of :func:`record_to_dict`."""
-    last = data.get("last_accessed_at")
-    return MemoryRecord(
-        id=data["id"],
-        user_id=data["user_id"],
-        thread_id=data.get("thread_id"),
-        kind=data["kind"],
-        text=data["text"],
-        created_at=datetime.fromisoformat(data["created_at"]),
-        last_accessed_at=datetime.fromisoformat(last) if last else None,
-        importance=float(data.get("importance", 5.0)),
-        sources=tuple(data.get("sources", ())),
-        metadata=dict(data.get("metadata", {})),
-    )
-
-
-def _id_part(value: str) -> str:
-    return value.replace("%", "%25").replace(":", "%3A")
-
-
-def turn_record_id(user_id: str, thread_id: str, index: int) -> str:
-    """The deterministic record id of a thread's turn (so archiving is idempotent).
-
-    ``%`` and ``:`` inside the parts are escaped, so ids of different users or
-    threads never collide.
-
-    Example:
-        >>> turn_record_id("ana", "t1", 3)
-        'ana:t1:turn:3'
-        >>> turn_record_id("a:b", "c", 1) != turn_record_id("a", "b:c", 1)
-        True
-    """
-    return f"{_id_part(user_id)}:{_id_part(thread_id)}:turn:{index}"
-
-
-def turn_speaker(turn: Turn) -> str | None:
-    """Who opened the turn: the ``name`` of its first named human message, if any.
-
-    Recall's speaker signal boosts the records of a person the query names
-    ("what did Ben say about the budget?"), so it needs real names: an
-    application that names its users (``HumanMessage(..., name="Ben")``, as
-    in a group chat) gets it; unnamed turns carry no speaker.
-
-    Example:
-        >>> from langchain_core.messages import AIMessage
-        >>> turn_speaker(Turn(0, (HumanMessage("hi", name="Ben"), AIMessage("hello"))))
-        'Ben'
-        >>> turn_speaker(Turn(1, (HumanMessage("hi"),))) is None
-        True
-    """
-    for message in turn.messages:
-        if isinstance(message, HumanMessage) and message.name:
-            return str(message.name)
-    return None
-
-
-def turn_session(turn: Turn) -> str:
-    """The turn's session for recall's session signal: the UTC day it started (``YYYY-MM-DD``).
-
-    Recall groups records by thread and session, and lifts the turns of a
-    conversation that matches the query well as a whole (a LoCoMo session is
-    one dated conversation). A thread's turns of one day form one session.
-
-    Example:
-        >>> from datetime import datetime, timezone
-        >>> turn_session(Turn(0, (), created_at=datetime(2026, 3, 1, 23, 30, tzinfo=timezone.utc)))
-        '2026-03-01'
-    """
-    at = turn.created_at
-    if at.tzinfo is None:
-        at = at.replace(tzinfo=timezone.utc)
-    return at.astimezone(timezone.utc).date().isoformat()
-
-
-def turn_record(turn: Turn, *, user_id: str, thread_id: str) -> MemoryRecord:
-    """The archive record of an evicted turn (kind ``turn``, text = its transcript).
-
-    Its metadata carries the turn index, tokens, whether it was clipped, the
-    ``session`` (:func:`turn_session`) and, for a named speaker, the
-    ``speaker`` (:func:`turn_speaker`), which recall's session and speaker
-    signals use.
-
-    Example:
-        >>> from datetime import datetime, timezone
-        >>> from langchain_core.messages import AIMessage
-        >>> at = datetime(2026, 3, 1, 9, 0, tzinfo=timezone.utc)
-        >>> t = Turn(4, (HumanMessage("I'm allergic to peanuts"), AIMessage("Noted.")),
-        ...          created_at=at)
-        >>> r = turn_record(t, user_id="ana", thread_id="t1")
-        >>> r.id, r.kind, r.sources, r.text
-        ('ana:t1:turn:4', 'turn', ('turn:4',), "user: I'm allergic to peanuts\\nassistant: Noted.")
-        >>> r.metadata["session"], "speaker" in r.metadata
-        ('2026-03-01', False)
-        >>> named = Turn(5, (HumanMessage("I moved to Lisbon", name="Ana"),), created_at=at)
-        >>> turn_record(named, user_id="ana", thread_id="t1").metadata["speaker"]
-        'Ana'
-    """
-    metadata: dict[str, Any] = {
-        "turn_index": turn.index,
-        "tokens": turn.tokens,
-        "clipped": turn.clipped,
-        "session": turn_session(turn),
-    }
-    speaker = turn_speaker(turn)
-    if speaker is not None:
-        metadata["speaker"] = speaker
-    return MemoryRecord(
-        id=turn_record_id(user_id, thread_id, turn.index),
-        user_id=user_id,
-        thread_id=thread_id,
-        kind="turn",
-        text=turn.transcript(),
-        created_at=turn.created_at,
-        sources=(f"turn:{turn.index}",),
-        metadata=metadata,
-    )
-
-
-# --------------------------------------------------------------------------- FTS text
-
-# Han, kana, hangul: scripts written without spaces between words. They are
-# indexed as overlapping character bigrams (plus the last character of each
-# run as a unigram), the Lucene CJKAnalyzer scheme; other text goes to
-# SQLite's unicode61 tokenizer (with the porter stemmer) unchanged.
-_CJK_RANGES = (
-    (0x1100, 0x11FF),
-    (0x3005, 0x3005),
-    (0x3040, 0x30FA),
-    (0x30FC, 0x30FF),
-    (0x3130, 0x318F),
-    (0x31F0, 0x31FF),
-    (0x3400, 0x4DBF),
-    (0x4E00, 0x9FFF),
-    (0xAC00, 0xD7AF),
-    (0xF900, 0xFAFF),
-    (0x20000, 0x3FFFF),
-)
-_FTS_SCHEME = "porter-unicode61-rd2+cjk-bigram+owner-v2+user-shards"
-_FTS_TOKENIZE = "porter unicode61 remove_diacritics 2"
-_MAX_QUERY_TERMS = 64
-_STOPWORD_TEXT = """
-a about an and are as at be been but by did do does for from had has have he her him his how i if in
-into is it its me my of on or our she so than that the their them then there these they this to
-was we were what when where which who whom why will with you your
-"""
-_STOPWORDS = frozenset(_STOPWORD_TEXT.split())
-
-
-_CJK_CLASS = "".join(f"{chr(lo)}-{chr(hi)}" for lo, hi in _CJK_RANGES)
-_CJK_RUN = re.compile(f"[{_CJK_CLASS}]+")
-
-
-def _is_cjk(ch: str) -> bool:
-    return _CJK_RUN.match(ch) is not None
-
-
-def _is_separator(ch: str) -> bool:
-    return unicodedata.category(ch)[0] in "PSZC"
-
-
-def _runs(text: str) -> list[tuple[bool, str]]:
-    """Split NFKC text into (is_cjk, run) pieces, dropping separators."""
-    runs: list[tuple[bool, str]] = []
-    current: list[str] = []
-    current_cjk = False
-    for ch in unicodedata.normalize("NFKC", text):
-        if _is_separator(ch):
-            if current:
-                runs.append((current_cjk, "".join(current)))
-                current = []
-            continue
-        cjk = _is_cjk(ch)
-        if current and cjk != current_cjk:
-            runs.append((current_cjk, "".join(current)))
-            current = []
-        current_cjk = cjk
-        current.append(ch)
-    if current:
-        runs.append((current_cjk, "".join(current)))
-    return runs
-
-
-def _bigrams(run: str) -> list[str]:
-    return [run[i : i + 2] for i in range(len(run) - 1)]
-
-
-def fts_document(text: str) -> str:
-    """The text that goes into the FTS index for ``text``.
-
-    Runs of CJK characters become overlapping bigrams plus their last
-    character, so a two-character Chinese word (``花生``) is a token, and a
-    prefix query on any single character finds it. Everything else is left to
-    the unicode61 tokenizer (after NFKC normalisation).
-
-    Example:
-        >>> fts_document("我对花生过敏, peanuts!")
-        '我对 对花 花生 生过 过敏 敏 , peanuts!'
-    """
-
-    def grams(match: re.Match[str]) -> str:
-        run = match.group()
-        return " " + " ".join([*_bigrams(run), run[-1]]) + " "
-
-    return " ".join(_CJK_RUN.sub(grams, unicodedata.normalize("NFKC", text)).split())
-
-
-def owner_token(user_id: str) -> str:
-    """The FTS token that scopes a record to its user.
-
-    Every indexed document carries it and every keyword query ANDs it in, so
-    FTS5 intersects posting lists and ranks only the caller's records (other
-    users of the same keyword shard, see :func:`fts_shard`, never match).
-
-    Example:
-        >>> owner_token("ana") == owner_token("ana") != owner_token("bob")
-        True
-    """
-    return "zzowner" + hashlib.sha1(user_id.encode("utf-8")).hexdigest()[:20]
-
-
-def fts_shard(user_id: str, shards: int) -> int:
-    """The keyword-index shard (``0 <= shard < shards``) that holds a user's records.
-
-    FTS5's ``bm25()`` counts, for every query term, the documents of the
-    whole table that contain it, and an ``owner AND terms`` query walks the
-    terms' posting lists: both cost the *table's* document frequency, not the
-    user's. Each user's records therefore live in one of ``shards`` FTS5
-    tables chosen by a hash of the user id, so a keyword search reads about
-    ``1 / shards`` of a multi-user archive. BM25 statistics (document count,
-    average length, term document frequencies) are those of the shard; an
-    archive with one user ranks exactly as a single table would.
-
-    Example:
-        >>> fts_shard("ana", 64) == fts_shard("ana", 64)
-        True
-        >>> all(0 <= fts_shard(f"user{i}", 8) < 8 for i in range(100))
-        True
-    """
-    if shards < 1:
-        raise ValueError(f"shards must be >= 1, got {shards}")
-    digest = hashlib.sha1(user_id.encode("utf-8")).digest()
-    return int.from_bytes(digest[:8], "big") % shards
-
-
-def fts_table(shard: int) -> str:
-    """The name of keyword-index shard ``shard``'s FTS5 table.
-
-    Example:
-        >>> fts_table(7)
-        'records_fts_s7'
-    """
-    return f"records_fts_s{int(shard)}"
-
-
-def fts_terms(text: str) -> list[str]:
-    """The quoted FTS5 terms of free user text (see :func:`fts_query`).
-
-    Example:
-        >>> fts_terms("Where is the café?")
-        ['"café"']
-    """
-    terms: list[str] = []
-    stop: list[str] = []
-    for cjk, run in _runs(text):
-        if cjk and len(run) > 1:
-            terms.extend(f'"{g}"' for g in _bigrams(run))
-        elif cjk:
-            terms.append(f'"{run}"*')
-        elif run.lower() in _STOPWORDS:
-            stop.append(f'"{run.lower()}"')
-        else:
-            terms.append('"' + run.lower().replace('"', '""') + '"')
-    return list(dict.fromkeys(terms or stop))[:_MAX_QUERY_TERMS]
-
-
-def fts_query(text: str) -> str | None:
-    """A safe FTS5 ``MATCH`` expression for free user text (``None`` if it has no terms).
-
-    Every term is double-quoted (so ``AND``, ``NEAR``, ``*``, ``:``, quotes and
-    brackets in user text are just text) and the terms are ORed; bm25 ranks
-    records matching more and rarer terms first. Common English stopwords are
-    dropped unless nothing else remains. CJK runs become bigrams (a single
-    character becomes a prefix query).
-
-    Example:
-        >>> fts_query('What did I say about "peanuts" AND NEAR(x)?')
-        '"say" OR "peanuts" OR "near" OR "x"'
-        >>> fts_query("花生过敏")
-        '"花生" OR "生过" OR "过敏"'
-        >>> fts_query("猫"), fts_query("?!")
-        ('"猫"*', None)
-    """
-    chosen = fts_terms(text)
-    return " OR ".join(chosen) if chosen else None
-
-
-# --------------------------------------------------------------------------- vector index
-
-
-class VectorKey(NamedTuple):
-    """Identifies one stored vector: the SQLite row id and the record id."""
-
-    rowid: int
-    record_id: str
-
-
-@dataclass(frozen=True)
-class VectorEntry:
-    """A record to index: its row id, the record, and its unit vector.
-
-    ``vector`` is ``None`` for indexes that embed the text themselves
-    (``VectorIndex.needs_vectors`` is False).
-    """
-
-    rowid: int
-    record: MemoryRecord
-    vector: np.ndarray | None = None
-
-
-@dataclass(frozen=True)
-class DenseQuery:
-    """A dense search request handed to a :class:`VectorIndex`.
-
-    Attributes:
-        filter: The records that may be returned.
-        text: The query text, when the caller gave text.
-        vector: The unit query vector, when known.
-        candidates: Returns the row ids passing ``filter`` (a SQL query; only
-            called by indexes that filter by id).
-    """
-
-    filter: RecordFilter
-    text: str | None
-    vector: np.ndarray | None
-    candidates: Callable[[], np.ndarray]
-
-
-class VectorIndex(Protocol):
-    """The vector half of an archive (the SQLite half is shared).
-
-    Row ids are SQLite's ``rid`` (``AUTOINCREMENT``: never reused, and a record
-    whose text changes gets a new one), so "same id set" means "same vectors".
-
-    Attributes:
-        needs_vectors: The archive must embed texts and pass vectors.
-        exact_filter: ``search`` returns only rows passing the filter (the
-            best ``k`` of them); otherwise the archive over-fetches and filters.
-        needs_outbox: Index writes can fail independently of SQLite (a remote
-            store), so the archive keeps an outbox of pending adds/deletes and
-            replays it.
-    """
-
-    needs_vectors: bool
-    exact_filter: bool
-    needs_outbox: bool
-
-    def add(self, entries: Sequence[VectorEntry]) -> None:
-        """Index new entries (row ids not indexed yet)."""
-        ...
-
-    def search(self, query: DenseQuery, k: int) -> list[tuple[int, float]]:
-        """Up to ``k`` ``(rowid, score)`` pairs, best first, higher is better."""
-        ...
-
-    def delete(self, keys: Sequence[VectorKey]) -> None:
-        """Remove these vectors (unknown keys are ignored)."""
-        ...
-
-    def ids(self) -> set[int] | None:
-        """The indexed row ids, or ``None`` if the index cannot list them."""
-        ...
-
-    def check(self, expected: Mapping[int, str], sample: Sequence[VectorEntry]) -> str | None:
-        """Why the index does not match the records (``None`` if it does)."""
-        ...
-
-    def rebuild(self, entries: Sequence[VectorEntry]) -> None:
-        """Replace the whole index with ``entries``."""
-        ...
-
-    def flush(self, *, force: bool = False) -> None:
-        """Persist pending changes (``force``: now, whatever the save policy)."""
-        ...
-
-    def close(self) -> None:
-        """Release resources (after a final flush)."""
-        ...
-
-
-def _unit_rows(vectors: np.ndarray) -> np.ndarray:
-    if not np.all(np.isfinite(vectors)):
-        raise ValueError("the embeddings returned NaN or infinite values")
-    norms = np.linalg.norm(vectors, axis=1, keepdims=True)
-    norms[norms == 0] = 1.0
-    return np.ascontiguousarray(vectors / norms, dtype=np.float32)
-
-
-class FaissIndex:
-    """FAISS vector index: ``IndexIDMap2(IndexFlatIP)`` over unit float32 vectors.
-
-    Inner product of unit vectors is cosine similarity. Ids are the SQLite row
-    ids. The index is written in FAISS's own format (``faiss.serialize_index``;
-    never pickled) to a temporary file that is fsynced and then
-    ``os.replace``-d over ``path``, so the file on disk is always a complete
-    index.
-
-    Filtered search scores only the row ids that pass the SQL filter (user,
-    thread, kinds, time): up to :attr:`direct_limit` of them directly from
-    their stored vectors, more through
-    ``SearchParameters(sel=IDSelectorBatch(ids))``. Both are exact: the true
-    top ``k`` of the user's filtered records - no over-fetching, no "too few
-    passed the filter" retries, and another user's vector can never be a
-    result.
-
-    A user with more than :attr:`ann_min_vectors` vectors gets an approximate
-    index of their own (:class:`~langchain_tiered_memory.ivf.InvertedLists`,
-    built in a background thread on their first search, or at once by
-    :meth:`warm_user`): a search that filters by user only then scores about
-    :attr:`ann_probe_rows` of their vectors, those in the k-means cells
-    closest to the query. Until it is ready, and for searches with more
-    filters, search stays exact.
-
-    Args:
-        path: The index file.
-        dim: Expected dimension (``None`` until the first vectors arrive).
-        save_every: Write the file after this many added vectors - or after
-            ``ntotal // save_fraction`` of them, if that is more (deletes and
-            :meth:`flush` ``(force=True)`` always write). Writing the file
-            costs time in proportion to its size (about 5 s for a million
-            384-dimension vectors), so a big index is written less often; a
-            crash only leaves the file behind the records, and the next open
-            adds the missing vectors from SQLite (no re-embedding).
-    """
-
-    needs_vectors = True
-    exact_filter = True
-    needs_outbox = False
-
-    #: A big index is written after ``ntotal // save_fraction`` adds at least
-    #: (see ``save_every``), so rewriting it costs at most a bounded share of
-    #: the adds' time.
-    save_fraction = 64
-
-    #: A user with at least this many vectors gets an approximate index.
-    ann_min_vectors = 50_000
-    #: About this many of a big user's vectors are scored per search.
-    ann_probe_rows = 16_384
-
-    def __init__(self, path: Path, *, dim: int | None, save_every: int = 1) -> None:
-        import faiss
-
-        if save_every < 1:
-            raise ValueError(f"save_every must be >= 1, got {save_every}")
-        self._faiss: Any = faiss
-        self.path = path
-        self.dim = dim
-        self.save_every = save_every
-        self._lock = threading.RLock()
-        self._index: Any = None
-        self._unsaved = 0
-        self._load_error: str | None = None
-        # per-user approximate indexes, and the builds under way (their log of
-        # the adds and removes made meanwhile, replayed when the build ends)
-        self._ivf: dict[str, InvertedLists] = {}
-        self._ivf_jobs: dict[str, _IvfJob] = {}
-        # file writes happen outside _lock, one at a time, never older over newer
-        self._write_lock = threading.Lock()
-        self._snapshots = 0  # states copied for writing
-        self._written = 0  # the newest of them on disk
-        if path.exists():
-            self._load()
-
-    def _load(self) -> None:
-        try:
-            index = self._faiss.read_index(str(self.path))
-        except RuntimeError as exc:
-            first = (str(exc).strip().splitlines() or ["unreadable"])[-1][:200]
-            self._load_error = f"cannot read {self.path.name}: {first}"
-            return
-        if not isinstance(index, self._faiss.IndexIDMap2):
-            self._load_error = f"{self.path.name} holds a {type(index).__name__}, not IndexIDMap2"
-        elif self.dim is not None and index.d != self.dim:
-            self._load_error = f"{self.path.name} has dim {index.d}, the archive {self.dim}"
-        else:
-            self._index = index
-            self.dim = int(index.d)
-
-    def _new(self, dim: int) -> Any:
-        return self._faiss.IndexIDMap2(self._faiss.IndexFlatIP(dim))
-
-    @property
-    def ntotal(self) -> int:
-        """Number of indexed vectors."""
-        with self._lock:
-            return 0 if self._index is None else int(self._index.ntotal)
-
-    def add(self, entries: Sequence[VectorEntry]) -> None:
-        """Add entries (their vectors must be set)."""
-        if not entries:
-            return
-        if any(e.vector is None for e in entries):
-            raise ValueError("FaissIndex needs a vector for every entry")
-        vectors = np.ascontiguousarray(
-            np.stack([cast(np.ndarray, e.vector) for e in entries]), dtype=np.float32
-        )
-        ids = np.fromiter((e.rowid for e in entries), dtype=np.int64, count=len(entries))
-        with self._lock:
-            if self._index is None:
-                self.dim = int(vectors.shape[1])
-                self._index = self._new(self.dim)
-            self._index.add_with_ids(vectors, ids)
-            self._unsaved += len(entries)
-            if self._ivf or self._ivf_jobs:
-                self._ivf_add([e.record.user_id for e in entries], ids, vectors)
-
-    def _ivf_add(self, users: Sequence[str], ids: np.ndarray, vectors: np.ndarray) -> None:
-        """File new vectors in their users' approximate indexes (call under the lock)."""
-        owners = np.asarray(users, dtype=object)
-        for user in set(users) & (self._ivf.keys() | self._ivf_jobs.keys()):
-            mask = owners == user
-            if (job := self._ivf_jobs.get(user)) is not None:
-                job.log.append((ids[mask], vectors[mask]))
-            if (lists := self._ivf.get(user)) is not None:
-                lists.add(ids[mask], vectors[mask])
-                if len(lists) > 2 * lists.built_size and user not in self._ivf_jobs:
-                    self._start_ivf_build(user, lists.ids())  # grown: re-cluster
-
-    #: Up to this many candidates are scored directly from their stored vectors.
-    direct_limit = 50_000
-    #: FAISS's ``reconstruct_batch`` runs an OpenMP parallel loop above 1,000
-    #: ids; on a busy machine waking its threads cost 8-12 ms per query
-    #: (serially, 1,000 vectors take 0.1 ms), so vectors are fetched in
-    #: chunks of at most this many.
-    reconstruct_chunk = 1000
-
-    def _reconstruct(self, ids: np.ndarray) -> np.ndarray:
-        """The stored vectors of ``ids`` (row ids), one row each (call under the lock)."""
-        step = self.reconstruct_chunk
-        if ids.size <= step:
-            return cast(np.ndarray, self._index.reconstruct_batch(ids))
-        out = np.empty((ids.size, int(self._index.d)), dtype=np.float32)
-        for start in range(0, ids.size, step):
-            out[start : start + step] = self._index.reconstruct_batch(ids[start : start + step])
-        return out
-
-    def search(self, query: DenseQuery, k: int) -> list[tuple[int, float]]:
-        """Top ``k`` among the query's candidate row ids (cosine, best first).
-
-        Exact, except for a big user's search by user only once their
-        approximate index is ready (see the class docstring).
-        """
-        if query.vector is None:
-            raise ValueError("FaissIndex searches by vector; embed the query first")
-        if self.ntotal == 0 or k <= 0:
-            return []
-        xq = np.ascontiguousarray(query.vector.reshape(1, -1), dtype=np.float32)
-        user = query.filter.user_id
-        if query.filter.user_only and user in self._ivf:
-            approximate = self._search_ivf(user, xq[0], k)
-            if approximate is not None:
-                return approximate
-        candidates = np.ascontiguousarray(query.candidates(), dtype=np.int64)
-        if candidates.size == 0:
-            return []
-        if query.filter.user_only and candidates.size >= self.ann_min_vectors:
-            with self._lock:
-                if user not in self._ivf_jobs:
-                    self._start_ivf_build(user, candidates)
-        with self._lock:
-            if self._index is None:
-                return []
-            if candidates.size <= self.direct_limit:
-                # a user's own records: score just those vectors, not the whole index
-                try:
-                    vectors = self._reconstruct(candidates)
-                except RuntimeError:  # an id missing from the index: fall back to a scan
-                    vectors = None
-                if vectors is not None:
-                    scores = vectors @ xq[0]
-                    top = top_k(scores, k)
-                    return [(int(candidates[i]), float(scores[i])) for i in top]
-            kk = int(min(k, candidates.size, self._index.ntotal))
-            if candidates.size == self._index.ntotal:
-                # one user owns every vector: a plain scan (the hits are SQL-checked anyway)
-                scores, ids = self._index.search(xq, kk)
-            else:
-                selector = self._faiss.IDSelectorBatch(candidates)
-                params = self._faiss.SearchParameters(sel=selector)
-                scores, ids = self._index.search(xq, kk, params=params)
-        return [(int(i), float(s)) for s, i in zip(scores[0], ids[0], strict=True) if i >= 0]
-
-    def delete(self, keys: Sequence[VectorKey]) -> None:
-        """Remove the vectors of these row ids."""
-        if not keys:
-            return
-        ids = np.fromiter((key.rowid for key in keys), dtype=np.int64, count=len(keys))
-        with self._lock:
-            if self._index is not None:
-                self._index.remove_ids(ids)
-            self._unsaved += 1
-            for lists in self._ivf.values():
-                lists.remove(ids)
-            for job in self._ivf_jobs.values():
-                job.log.append((ids, None))
-
-    # ---- per-user approximate indexes
-
-    def _search_ivf(self, user: str, query: np.ndarray, k: int) -> list[tuple[int, float]] | None:
-        """Top ``k`` of ``user``'s vectors in the cells nearest ``query`` (``None``: no index)."""
-        with self._lock:
-            lists = self._ivf.get(user)
-            if lists is None or self._index is None:
-                return None
-            ids, scores = lists.search(query, k, self.ann_probe_rows)
-        return [(int(i), float(s)) for i, s in zip(ids, scores, strict=True)]
-
-    def _start_ivf_build(self, user: str, ids: np.ndarray) -> _IvfJob:
-        """Build ``user``'s approximate index from ``ids`` in a thread (call under the lock)."""
-        job = _IvfJob()
-        self._ivf_jobs[user] = job
-        job.thread = threading.Thread(
-            target=self._build_ivf, args=(user, np.array(ids, dtype=np.int64), job), daemon=True
-        )
-        job.thread.start()
-        return job
-
-    def _build_ivf(self, user: str, ids: np.ndarray, job: _IvfJob) -> None:
-        started = time.perf_counter()
-        try:
-            with self._lock:
-                if self._index is None or self._ivf_jobs.get(user) is not job:
-                    return
-                vectors = self._reconstruct(ids)
-            lists = InvertedLists.build(ids, vectors)
-            with self._lock:
-                if self._ivf_jobs.get(user) is not job:
-                    return  # the index was rebuilt meanwhile
-                for changed, new_vectors in job.log:
-                    if new_vectors is None:
-                        lists.remove(changed)
-                    else:
-                        lists.add(changed, new_vectors)
-                self._ivf[user] = lists
-            logger.info(
-                "approximate vector index for a user with %d vectors built in %.1f s (%d cells)",
-                len(lists),
-                time.perf_counter() - started,
-                lists.cells,
-            )
-        except Exception as exc:  # noqa: BLE001 - searches stay exact; the next big one retries
-            logger.warning("building a user's approximate vector index failed: %r", exc)
-        finally:
-            with self._lock:
-                if self._ivf_jobs.get(user) is job:
-                    del self._ivf_jobs[user]
-
-    def warm_user(self, user: str, candidates: Callable[[], np.ndarray]) -> bool:
-        """Build ``user``'s approximate index now if they are big enough; True if they have one.
-
-        ``candidates`` returns the user's row ids (called only when needed).
-        """
-        with self._lock:
-            job = self._ivf_jobs.get(user)
-            if job is None and user not in self._ivf:
-                ids = np.asarray(candidates(), dtype=np.int64)
-                if ids.size >= self.ann_min_vectors:
-                    job = self._start_ivf_build(user, ids)
-        if job is not None and job.thread is not None:
-            job.thread.join()
-        return user in self._ivf
-
-    def _drop_ivf(self) -> None:
-        """Forget every approximate index and build (call under the lock)."""
-        self._ivf.clear()
-        self._ivf_jobs.clear()
-
-    def ids(self) -> set[int]:
-        """The indexed row ids."""
-        with self._lock:
-            if self._index is None:
-                return set()
-            return set(self._faiss.vector_to_array(self._index.id_map).tolist())
-
-    def check(self, expected: Mapping[int, str], sample: Sequence[VectorEntry]) -> str | None:
-        """Compare with the records: readable file, same count, same id set, sample vectors."""
-        if self._load_error is not None:
-            return self._load_error
-        with self._lock:
-            if self._index is None:
-                return f"{self.path.name} is missing" if expected else None
-            if self._index.ntotal != len(expected):
-                return f"{self._index.ntotal} vectors for {len(expected)} records"
-            indexed = self.ids()
-            if indexed != set(expected):
-                return f"{len(indexed.symmetric_difference(expected))} ids differ"
-            for entry in sample:
-                if entry.vector is None:
-                    return f"record {entry.record.id!r} has no stored vector"
-                stored = self._index.reconstruct(entry.rowid)
-                if not np.allclose(stored, entry.vector, atol=1e-5):
-                    return f"the vector of record {entry.record.id!r} differs"
-        return None
-
-    def rebuild(self, entries: Sequence[VectorEntry]) -> None:
-        """Replace the index with ``entries``."""
-        with self._lock:
-            self._drop_ivf()
-            self._index = None
-            self._load_error = None
-            if entries:
-                self.add(entries)
-            elif self.dim is not None:
-                self._index = self._new(self.dim)
-            self._unsaved += 1
-
-    def flush(self, *, force: bool = False) -> None:
-        """Atomically write the index file if there are unsaved changes.
-
-        The index is copied under the lock (``faiss.serialize_index``, at
-        memory speed) and the copy is written to disk outside it, so searches
-        and adds wait for the copy but not for the disk: about 0.5 s instead
-        of 5 s for a million 384-dimension vectors. When this returns, the
-        file holds this state or a newer one.
-        """
-        with self._lock:
-            due = max(self.save_every, self.ntotal // self.save_fraction)
-            if self._unsaved == 0 or (not force and self._unsaved < due):
-                return
-            pending, self._unsaved = self._unsaved, 0
-            self._snapshots += 1
-            snapshot = self._snapshots
-            data = None if self._index is None else self._faiss.serialize_index(self._index)
-        try:
-            with self._write_lock:
-                if snapshot < self._written:
-                    return  # a newer state is on disk already
-                if data is None:
-                    if self.path.exists():
-                        os.remove(self.path)
-                else:
-                    self._write(data)
-                self._written = snapshot
-        except BaseException:
-            with self._lock:
-                self._unsaved += pending  # written by a later flush
-            raise
-
-    def _write(self, data: np.ndarray) -> None:
-        tmp = self.path.with_name(f".{self.path.name}.{os.getpid()}.{threading.get_ident()}.tmp")
-        try:
-            with open(tmp, "wb") as handle:
-                handle.write(data.data)  # serialize_index: one contiguous uint8 array
-                handle.flush()
-                os.fsync(handle.fileno())
-            os.replace(tmp, self.path)
-        except BaseException:
-            if tmp.exists():
-                tmp.unlink()
-            raise
-        try:
-            dir_fd = os.open(self.path.parent, os.O_RDONLY)
-        except OSError:  # pragma: no cover - platforms without directory fds
-            return
-        try:
-            os.fsync(dir_fd)
-        except OSError:  # pragma: no cover
-            pass
-        finally:
-            os.close(dir_fd)
-
-    def close(self) -> None:
-        """Write pending changes (after any approximate-index build has ended)."""
-        with self._lock:
-            threads = [job.thread for job in self._ivf_jobs.values() if job.thread is not None]
-        for thread in threads:
-            thread.join()
-        self.flush(force=True)
-
-
-@dataclass
-class _IvfJob:
-    """A per-user approximate-index build under way.
-
-    ``log`` holds the adds ``(ids, vectors)`` and removes ``(ids, None)``
-    made while it runs, replayed in order when it ends.
-    """
-
-    log: list[tuple[np.ndarray, np.ndarray | None]] = field(default_factory=list)
-    thread: threading.Thread | None = None
-
-
-# --------------------------------------------------------------------------- archive
-
-_SCHEMA = """
-CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
-CREATE TABLE IF NOT EXISTS records (
-    rid INTEGER PRIMARY KEY AUTOINCREMENT,
-    id TEXT NOT NULL UNIQUE,
-    user_id TEXT NOT NULL,
-    thread_id TEXT,
-    kind TEXT NOT NULL,
-    text TEXT NOT NULL,
-    created_at INTEGER NOT NULL,
-    last_accessed_at INTEGER,
-    importance REAL NOT NULL,
-    sources TEXT NOT NULL,
-    metadata TEXT NOT NULL,
-    vector BLOB
-);
-CREATE INDEX IF NOT EXISTS records_user_thread
-    ON records (user_id, thread_id, kind, created_at);
-CREATE INDEX IF NOT EXISTS records_user_created ON records (user_id, created_at);
-CREATE TABLE IF NOT EXISTS vector_outbox (
-    rid INTEGER PRIMARY KEY,
-    record_id TEXT NOT NULL,
-    op TEXT NOT NULL CHECK (op IN ('add', 'delete'))
-)
-"""
 _FTS_SHARD_NAME = re.compile(r"records_fts_s(\d+)")
 
 # Statements that look records up by id also check their user with ``+user_id``:
@@ -1097,7 +138,7 @@ def _validate(record: MemoryRecord) -> tuple[str, str]:
         raise TypeError(f"expected MemoryRecord, got {type(record).__name__}")
     if not isinstance(record.id, str) or not record.id:
         raise ValueError(f"record id must be a non-empty string, got {record.id!r}")
-    _check_user(record.user_id)
+    check_user(record.user_id)
     if record.kind not in RECORD_KINDS:
         raise ValueError(
             f"record {record.id!r} has unknown kind {record.kind!r}; use one of "
@@ -1162,13 +203,20 @@ class BaseSQLiteArchive:
 
     def __init__(
         self,
-        path: str | os.PathLike[str],
+        path: str | os.PathLike[str] | None = None,
         *,
+        db: SQLiteDatabase | None = None,
         dim: int | None = None,
         embeddings_id: str | None = None,
     ) -> None:
-        self.path = validate_db_path(path)
-        self._db = SQLiteDatabase(self.path)
+        if db is not None and path is not None:
+            raise ValueError("pass path= or db=, not both")
+        self._owns_db = db is None
+        if db is None:
+            db = SQLiteDatabase(path)
+        self._db = db
+        #: The SQLite file (``None`` for an in-memory archive).
+        self.path = db.path
         self._outbox_pending = False
         self._index_broken = False
         self._fts_count = 1
@@ -1182,9 +230,17 @@ class BaseSQLiteArchive:
         self._flush_lock = threading.Lock()  # one flush at a time
         self._access_stop = threading.Event()
         self._access_thread: threading.Thread | None = None
+        # how far this process's in-process vector index has caught up with the
+        # records (its own writes and other processes'): the newest row id added
+        # and the newest entry of the deletion log applied
+        self._sync_lock = threading.Lock()
+        self._closed = False
+        self._seen_rid = 0
+        self._seen_delete = 0
         try:
+            if self._owns_db:
+                create_schema(self._db)
             self.audit = AuditLog(self._db)
-            self._create_schema()
             self._dim = self._init_dim(dim)
             self._check_embeddings_id(embeddings_id)
             self.index = self._make_index()
@@ -1192,7 +248,8 @@ class BaseSQLiteArchive:
             self._outbox_pending = bool(self._db.query("SELECT 1 FROM vector_outbox LIMIT 1"))
             self._open_index()
         except BaseException:
-            self._db.close()
+            if self._owns_db:
+                self._db.close()
             raise
 
     # ---- to override
@@ -1209,26 +266,12 @@ class BaseSQLiteArchive:
 
     # ---- schema and meta
 
-    def _create_schema(self) -> None:
-        with self._db.write() as conn:
-            for statement in _SCHEMA.split(";"):
-                if statement.strip():
-                    conn.execute(statement)
-            row = conn.execute("SELECT value FROM meta WHERE key='schema'").fetchone()
-            if row is None:
-                conn.execute("INSERT INTO meta VALUES ('schema', ?)", (str(_SCHEMA_VERSION),))
-            elif int(row[0]) > _SCHEMA_VERSION:
-                raise ValueError(
-                    f"{self.path} was written by a newer version (schema {row[0]}); upgrade "
-                    "langchain-tiered-memory"
-                )
-
     def _meta(self, key: str) -> str | None:
         rows = self._db.query("SELECT value FROM meta WHERE key=?", [key])
         return rows[0][0] if rows else None
 
     @staticmethod
-    def _set_meta(conn: sqlite3.Connection, key: str, value: str) -> None:
+    def _set_meta(conn: SQLiteTx, key: str, value: str) -> None:
         conn.execute("INSERT OR REPLACE INTO meta (key, value) VALUES (?, ?)", (key, value))
 
     def _init_dim(self, dim: int | None) -> int | None:
@@ -1247,7 +290,7 @@ class BaseSQLiteArchive:
     def _dim_error(self, built: int, got: int) -> ValueError:
         return ValueError(
             f"this archive was built with dim {built}, got {got} — use the same embeddings "
-            f"or a new path ({self.path})"
+            f"or a new path ({self._db.where})"
         )
 
     def _check_embeddings_id(self, embeddings_id: str | None) -> None:
@@ -1261,14 +304,14 @@ class BaseSQLiteArchive:
             logger.warning(
                 "%s was built with embeddings %s, now opened with %s; dense search compares "
                 "vectors of different models unless you call rebuild_index()",
-                self.path,
+                self._db.where,
                 stored,
                 embeddings_id,
             )
 
     def _check_fts(self) -> None:
         stored = self._meta("fts_shards")
-        if self._meta("fts_scheme") == _FTS_SCHEME and stored is not None:
+        if self._meta("fts_scheme") == FTS_SCHEME and stored is not None:
             self._fts_count = int(stored)
             with self._db.read() as conn:
                 self._fts_known.update(self._fts_tables(conn))
@@ -1293,20 +336,22 @@ class BaseSQLiteArchive:
                     f"INSERT INTO {fts_table(shard)} (rowid, text, owner) VALUES (?, ?, ?)", items
                 )
             self._set_meta(conn, "fts_shards", str(shards))
-            self._set_meta(conn, "fts_scheme", _FTS_SCHEME)
+            self._set_meta(conn, "fts_scheme", FTS_SCHEME)
         self._fts_known.update(by_shard)  # committed now
         if rows:
-            logger.warning("rebuilt the keyword index of %s (%d records)", self.path, len(rows))
+            logger.warning(
+                "rebuilt the keyword index of %s (%d records)", self._db.where, len(rows)
+            )
 
     @staticmethod
-    def _fts_tables(conn: sqlite3.Connection) -> list[int]:
+    def _fts_tables(conn: SQLiteTx) -> list[int]:
         """The keyword shards that have a table (as seen by ``conn``)."""
         names = conn.execute(
             "SELECT name FROM sqlite_master WHERE type='table' AND name LIKE 'records_fts_s%'"
         ).fetchall()
         return sorted(int(m.group(1)) for (n,) in names if (m := _FTS_SHARD_NAME.fullmatch(n)))
 
-    def _ensure_fts(self, conn: sqlite3.Connection, shard: int) -> None:
+    def _ensure_fts(self, conn: SQLiteTx, shard: int) -> None:
         """Create shard ``shard``'s FTS5 table if needed (inside ``conn``'s write transaction).
 
         Shard tables are created on first use, so a small archive holds only
@@ -1323,7 +368,7 @@ class BaseSQLiteArchive:
         if found is None:
             conn.execute(
                 f"CREATE VIRTUAL TABLE {name} USING fts5(text, owner, content='', "
-                f"tokenize='{_FTS_TOKENIZE}')"
+                f"tokenize='{FTS_TOKENIZE}')"
             )
             self._fts_created.add(shard)
         elif shard not in self._fts_created:
@@ -1363,7 +408,9 @@ class BaseSQLiteArchive:
     def _open_index(self) -> None:
         if self._outbox_pending:
             self._replay_outbox()
-        expected = dict(self._db.query("SELECT rid, id FROM records"))
+        with self._db.read() as tx:
+            expected = dict(tx.execute("SELECT rid, id FROM records").fetchall())
+            last_delete = tx.execute("SELECT max(seq) FROM deleted_vectors").fetchone()[0]
         sample: list[VectorEntry] = []
         if expected and self.index.needs_vectors:
             rids = sorted(expected)
@@ -1375,10 +422,13 @@ class BaseSQLiteArchive:
             logger.warning(
                 "vector index of %s does not match its records (%s); rebuilding it from the "
                 "records",
-                self.path,
+                self._db.where,
                 reason,
             )
             self.rebuild_index()
+        else:
+            self._seen_rid = max(expected, default=0)
+            self._seen_delete = int(last_delete or 0)
 
     def _catch_up_index(self, expected: Mapping[int, str]) -> None:
         """Bring an index file that lags the records up to date without a full rebuild.
@@ -1410,7 +460,7 @@ class BaseSQLiteArchive:
         self.index.flush(force=True)
         logger.info(
             "vector index of %s caught up with its records: %d added, %d removed",
-            self.path,
+            self._db.where,
             len(entries),
             len(extra),
         )
@@ -1421,7 +471,9 @@ class BaseSQLiteArchive:
         Vectors stored in SQLite are reused; records without one (or with a
         vector of the wrong size) are embedded again.
         """
-        with self._db.lock:
+        with self._db.lock, self._sync_lock:
+            with self._db.read() as tx:
+                last_delete = tx.execute("SELECT max(seq) FROM deleted_vectors").fetchone()[0]
             entries = self._entries()
             if self.index.needs_vectors:
                 missing = [i for i, e in enumerate(entries) if e.vector is None]
@@ -1446,8 +498,10 @@ class BaseSQLiteArchive:
                 with self._db.write() as conn:
                     conn.execute("DELETE FROM vector_outbox")
                 self._outbox_pending = False
+            self._seen_rid = max((e.rowid for e in entries), default=0)
+            self._seen_delete = int(last_delete or 0)
             self._index_broken = False
-            logger.info("rebuilt the vector index of %s (%d records)", self.path, len(entries))
+            logger.info("rebuilt the vector index of %s (%d records)", self._db.where, len(entries))
 
     def _replay_outbox(self) -> None:
         """Apply index writes that SQLite committed but the index did not confirm."""
@@ -1477,6 +531,116 @@ class BaseSQLiteArchive:
                 logger.error(
                     "replaying the vector outbox failed (%r); will retry", exc, exc_info=True
                 )
+
+    def sync_index(self) -> None:
+        """Catch this process's vector index up with the records (any process's writes).
+
+        An in-process index (FAISS) is one process's copy: before each dense
+        search, and before the index file is written, it takes the records
+        added since it last looked (their vectors are in SQLite: nothing is
+        embedded) and drops the ones deleted since (from the ``deleted_vectors``
+        log). One small query when nothing changed. Indexes kept outside the
+        process (a vector store) need no catching up.
+        """
+        index = self.index
+        if not getattr(index, "in_process", False):
+            return
+        with self._sync_lock:
+            with self._db.read() as tx:
+                newest_rid, newest_delete, pruned = tx.execute(
+                    "SELECT (SELECT max(rid) FROM records), (SELECT max(seq) FROM "
+                    "deleted_vectors), (SELECT value FROM meta WHERE key='vectors_pruned_through')"
+                ).fetchone()
+                newest_rid, newest_delete = int(newest_rid or 0), int(newest_delete or 0)
+                if self._seen_delete < int(pruned or 0):
+                    stale = True  # missed deletions that the log no longer holds
+                else:
+                    stale = False
+                    deleted = (
+                        tx.execute(
+                            "SELECT seq, rid FROM deleted_vectors WHERE seq>? ORDER BY seq",
+                            (self._seen_delete,),
+                        ).fetchall()
+                        if newest_delete > self._seen_delete
+                        else []
+                    )
+                    added = (
+                        tx.execute(
+                            "SELECT rid, user_id, vector FROM records WHERE rid>? ORDER BY rid",
+                            (self._seen_rid,),
+                        ).fetchall()
+                        if newest_rid > self._seen_rid
+                        else []
+                    )
+            if stale:
+                self._index_broken = True
+            else:
+                if deleted:
+                    index.delete([VectorKey(int(rid), "") for _seq, rid in deleted])
+                    self._seen_delete = int(deleted[-1][0])
+                if added:
+                    dim = self._dim
+                    usable = [
+                        r
+                        for r in added
+                        if r[2] is not None and (dim is None or len(r[2]) == 4 * dim)
+                    ]
+                    if len(usable) < len(added):
+                        self._index_broken = True  # records without a vector: embed them again
+                    if usable:
+                        cast(Any, index).add_vectors(
+                            np.fromiter((int(r[0]) for r in usable), np.int64, len(usable)),
+                            [str(r[1]) for r in usable],
+                            np.stack([np.frombuffer(r[2], dtype=np.float32) for r in usable]),
+                        )
+                    self._seen_rid = int(added[-1][0])
+        if self._index_broken:
+            self.rebuild_index()
+
+    def _write_index(self, *, force: bool = False) -> None:
+        """Catch the index up and write its file (under a file lock shared by processes)."""
+        with self._index_file_lock():
+            self.sync_index()
+            self.index.flush(force=force)
+
+    @contextmanager
+    def _index_file_lock(self) -> Iterator[None]:
+        """Serialise index-file writes across processes: each writes its state after
+        catching up, so no process can write back vectors another has deleted."""
+        if self.path is None or fcntl is None or not getattr(self.index, "in_process", False):
+            yield
+            return
+        lock_path = self.path.with_name(self.path.name + ".lock")
+        with open(lock_path, "a+b") as handle:
+            fcntl.flock(handle.fileno(), fcntl.LOCK_EX)
+            try:
+                yield
+            finally:
+                fcntl.flock(handle.fileno(), fcntl.LOCK_UN)
+
+    def _after_commit(
+        self,
+        rowids: Sequence[int],
+        users: Iterable[str],
+        action: Callable[[], None],
+        *,
+        force: bool = False,
+    ) -> None:
+        """Update the vector index after a SQLite commit; keep the two consistent on failure.
+
+        An in-process index catches up from SQLite (:meth:`sync_index`), the same
+        way it takes other processes' writes; another index gets ``action``
+        (its outbox entries are cleared once it succeeded).
+        """
+        if getattr(self.index, "in_process", False):
+            try:
+                self._write_index(force=force)
+            except Exception as exc:
+                self._index_broken = True
+                logger.error("vector index update failed after commit (%r); will repair", exc)
+                raise
+            return
+        self._apply_to_index(rowids, users, action)
 
     def _apply_to_index(
         self, rowids: Sequence[int], users: Iterable[str], action: Callable[[], None]
@@ -1511,7 +675,7 @@ class BaseSQLiteArchive:
 
     # ---- writing
 
-    def _owners(self, ids: Sequence[str], conn: sqlite3.Connection | None = None) -> dict[str, str]:
+    def _owners(self, ids: Sequence[str], conn: SQLiteTx | None = None) -> dict[str, str]:
         owners: dict[str, str] = {}
         for chunk in _chunks(list(ids)):
             sql = f"SELECT id, user_id FROM records WHERE id IN ({_marks(len(chunk))})"
@@ -1531,12 +695,12 @@ class BaseSQLiteArchive:
 
     def _insert(
         self,
-        conn: sqlite3.Connection,
+        conn: SQLiteTx,
         record: MemoryRecord,
         encoded: tuple[str, str],
         vector: np.ndarray | None,
     ) -> int:
-        cur = conn.execute(
+        rid = conn.insert(
             "INSERT INTO records (id, user_id, thread_id, kind, text, created_at, "
             "last_accessed_at, importance, sources, metadata, vector) VALUES "
             "(?,?,?,?,?,?,?,?,?,?,?)",
@@ -1554,7 +718,6 @@ class BaseSQLiteArchive:
                 vector.tobytes() if vector is not None else None,
             ),
         )
-        rid = int(cur.lastrowid or 0)
         shard = fts_shard(record.user_id, self._fts_count)
         self._ensure_fts(conn, shard)
         conn.execute(
@@ -1568,10 +731,11 @@ class BaseSQLiteArchive:
             )
         return rid
 
-    def _remove_rows(self, conn: sqlite3.Connection, rows: Sequence[Sequence[Any]]) -> set[str]:
+    def remove_rows(self, conn: SQLiteTx, rows: Sequence[Sequence[Any]]) -> set[str]:
         """Delete ``(rid, id, text)`` rows with their FTS entries (inside ``conn``'s tx).
 
-        Returns the FTS tables they were removed from.
+        Their row ids go to the deletion log (so every process's vector index
+        drops them). Returns the FTS tables they were removed from.
         """
         owners: dict[int, str] = {}
         for chunk in _chunks([r[0] for r in rows]):
@@ -1593,11 +757,14 @@ class BaseSQLiteArchive:
             )
         for chunk in _chunks([r[0] for r in rows]):
             conn.execute(f"DELETE FROM records WHERE rid IN ({_marks(len(chunk))})", chunk)
+        conn.executemany("INSERT INTO deleted_vectors (rid) VALUES (?)", ((r[0],) for r in rows))
         if self.index.needs_outbox:
             conn.executemany(
                 "INSERT OR REPLACE INTO vector_outbox (rid, record_id, op) VALUES (?, ?, 'delete')",
                 ((rid, rec_id) for rid, rec_id, _t in rows),
             )
+        for rid in owners:
+            self._user_sizes.pop(owners[rid], None)
         return set(by_table)
 
     def add(self, records: Sequence[MemoryRecord]) -> None:
@@ -1614,54 +781,85 @@ class BaseSQLiteArchive:
         """
         self._add(records, page_out=False)
 
-    def _add(self, records: Sequence[MemoryRecord], *, page_out: bool) -> list[MemoryRecord]:
+    def prepare(self, records: Sequence[MemoryRecord]) -> PreparedRecords:
+        """Validate records and embed the new ones, outside any transaction.
+
+        The slow half of an add; :meth:`write_prepared` is the other half,
+        inside a write transaction that may also hold other stores' changes.
+
+        Raises:
+            ValueError: for an invalid record or an id owned by another user.
+        """
         batch: dict[str, tuple[MemoryRecord, tuple[str, str]]] = {}
         for record in records:
             encoded = _validate(record)
             batch.setdefault(record.id, (record, encoded))
         if not batch:
-            return []
-        self._before_write()
+            return PreparedRecords(())
         owners = self._owners(list(batch))
         self._check_owners([r for r, _ in batch.values()], owners)
         new = [item for key, item in batch.items() if key not in owners]
-        if not new:
-            return []
         vectors = None
-        if self.index.needs_vectors:
+        if new and self.index.needs_vectors:
             vectors = self._embed_documents([r.text for r, _ in new])
+        return PreparedRecords(
+            tuple(
+                (record, encoded, vectors[i] if vectors is not None else None)
+                for i, (record, encoded) in enumerate(new)
+            )
+        )
+
+    def write_prepared(
+        self, conn: SQLiteTx, prepared: PreparedRecords, *, page_out: bool = False
+    ) -> list[VectorEntry]:
+        """Insert prepared records inside ``conn``'s write transaction (ids stored
+        meanwhile are skipped); returns what was inserted. Call :meth:`finish_write` after
+        the commit."""
+        if not prepared.items:
+            return []
+        owners = self._owners([r.id for r, _, _ in prepared.items], conn)
+        self._check_owners([r for r, _, _ in prepared.items], owners)
+        first = next((v for _, _, v in prepared.items if v is not None), None)
+        if first is not None and self._dim is None:
+            self._set_meta(conn, "dim", str(first.shape[0]))
+        entries = []
+        for record, encoded, vector in prepared.items:
+            if record.id in owners:
+                continue
+            entries.append(VectorEntry(self._insert(conn, record, encoded, vector), record, vector))
+        self._audit_added(conn, [e.record for e in entries], page_out=page_out)
+        return entries
+
+    def finish_write(self, entries: Sequence[VectorEntry]) -> None:
+        """Index what :meth:`write_prepared` inserted, once its transaction committed."""
+        if not entries:
+            return
+        first = next((e.vector for e in entries if e.vector is not None), None)
+        if first is not None and self._dim is None:
+            self._dim = int(first.shape[0])
+        for entry in entries:
+            if entry.record.user_id in self._user_sizes:
+                self._user_sizes[entry.record.user_id] += 1
+
+        def update() -> None:
+            self.index.add(list(entries))
+            self.index.flush()
+
+        self._after_commit([e.rowid for e in entries], [e.record.user_id for e in entries], update)
+
+    def _add(self, records: Sequence[MemoryRecord], *, page_out: bool) -> list[MemoryRecord]:
+        self._before_write()
+        prepared = self.prepare(records)
+        if not prepared.items:
+            return []
         with self._db.lock:
             with self._db.write() as conn:
-                owners = self._owners([r.id for r, _ in new], conn)
-                self._check_owners([r for r, _ in new], owners)
-                if vectors is not None and self._dim is None:
-                    self._set_meta(conn, "dim", str(vectors.shape[1]))
-                entries = []
-                for i, (record, encoded) in enumerate(new):
-                    if record.id in owners:
-                        continue
-                    vector = vectors[i] if vectors is not None else None
-                    entries.append(
-                        VectorEntry(self._insert(conn, record, encoded, vector), record, vector)
-                    )
-                self._audit_added(conn, [e.record for e in entries], page_out=page_out)
-            if vectors is not None and self._dim is None:
-                self._dim = int(vectors.shape[1])
-            for entry in entries:
-                if entry.record.user_id in self._user_sizes:
-                    self._user_sizes[entry.record.user_id] += 1
-
-            def update() -> None:
-                self.index.add(entries)
-                self.index.flush()
-
-            self._apply_to_index(
-                [e.rowid for e in entries], [e.record.user_id for e in entries], update
-            )
+                entries = self.write_prepared(conn, prepared, page_out=page_out)
+            self.finish_write(entries)
         return [e.record for e in entries]
 
     def _audit_added(
-        self, conn: sqlite3.Connection, records: Sequence[MemoryRecord], *, page_out: bool
+        self, conn: SQLiteTx, records: Sequence[MemoryRecord], *, page_out: bool
     ) -> None:
         groups: dict[tuple[str, str | None], list[MemoryRecord]] = {}
         for record in records:
@@ -1689,26 +887,81 @@ class BaseSQLiteArchive:
     ) -> list[MemoryRecord]:
         """Archive evicted turns as ``turn`` records; returns the newly stored ones.
 
-        Idempotent: record ids are :func:`turn_record_id` ``(user_id,
-        thread_id, turn.index)``, so a retried compression stores nothing twice.
+        Idempotent: record ids are :func:`~langchain_tiered_memory.ids.turn_record_id`
+        ``(user_id, thread_id, turn.index)``, so a retried compression stores nothing twice.
         Writes one ``page_out`` audit event with the new turn indices.
         """
-        _check_user(user_id)
+        check_user(user_id)
         if not isinstance(thread_id, str) or not thread_id:
             raise ValueError(f"thread_id must be a non-empty string, got {thread_id!r}")
         records = [turn_record(t, user_id=user_id, thread_id=thread_id) for t in turns]
         return self._add(records, page_out=True)
 
     def hook(self, user_id: str, thread_id: str) -> ArchiveTurnHook:
-        """The buffer's archive hook for one user's thread.
-
-        Pass it as ``archive=`` to :func:`~langchain_tiered_memory.buffer.compress`
-        (or to ``TieredMemory``); see the :class:`SQLiteArchive` example.
-        """
-        _check_user(user_id)
+        """An archive hook for one user's thread (for :func:`~langchain_tiered_memory.buffer.compress`)."""  # noqa: E501
+        check_user(user_id)
         if not isinstance(thread_id, str) or not thread_id:
             raise ValueError(f"thread_id must be a non-empty string, got {thread_id!r}")
         return ArchiveTurnHook(self, user_id, thread_id)
+
+    def find_rows(
+        self,
+        conn: SQLiteTx,
+        user_id: str,
+        *,
+        ids: Sequence[str] | None = None,
+        kinds: Sequence[str] = (),
+    ) -> list[tuple[tuple[int, str, str], MemoryRecord]]:
+        """A user's ``(rid, id, text)`` rows with their records, inside ``conn``'s transaction.
+
+        By ``ids`` (missing ones skipped), else of ``kinds``, else all of them.
+        """
+        where, params = "user_id=?", [user_id]
+        found: list[Sequence[Any]] = []
+        if ids is not None:
+            for chunk in _chunks(list(dict.fromkeys(ids))):
+                found += conn.execute(
+                    f"SELECT {_COLS} FROM records WHERE +user_id=? AND id IN "
+                    f"({_marks(len(chunk))})",
+                    [user_id, *chunk],
+                ).fetchall()
+        else:
+            if kinds:
+                where += f" AND kind IN ({_marks(len(kinds))})"
+                params += list(kinds)
+            found = conn.execute(f"SELECT {_COLS} FROM records WHERE {where}", params).fetchall()
+        return [((int(r[0]), str(r[1]), str(r[5])), _row_record(r)) for r in found]
+
+    def user_rows(
+        self, conn: SQLiteTx, user_id: str, *, thread_id: str | None = None
+    ) -> list[tuple[int, str, str]]:
+        """Every ``(rid, id, text)`` row of a user (or of one of their threads)."""
+        if thread_id is None:
+            rows = conn.execute(
+                "SELECT rid, id, text FROM records WHERE user_id=?", (user_id,)
+            ).fetchall()
+        else:
+            rows = conn.execute(
+                "SELECT rid, id, text FROM records WHERE user_id=? AND thread_id=?",
+                (user_id, thread_id),
+            ).fetchall()
+        return [(int(r[0]), str(r[1]), str(r[2])) for r in rows]
+
+    def set_metadata(
+        self, conn: SQLiteTx, record_id: str, user_id: str, patch: Mapping[str, Any]
+    ) -> bool:
+        """Merge ``patch`` into a record's metadata inside ``conn``'s transaction (no re-embedding)."""  # noqa: E501
+        row = conn.execute(
+            "SELECT metadata FROM records WHERE id=? AND +user_id=?", (record_id, user_id)
+        ).fetchone()
+        if row is None:
+            return False
+        metadata = {**json.loads(row[0]), **patch}
+        conn.execute(
+            "UPDATE records SET metadata=? WHERE id=? AND +user_id=?",
+            (json.dumps(metadata, ensure_ascii=False), record_id, user_id),
+        )
+        return True
 
     def update_record(self, record: MemoryRecord) -> MemoryRecord:
         """Replace a stored record (same id, same user) with ``record``.
@@ -1743,7 +996,7 @@ class BaseSQLiteArchive:
                 if changed and vector is None and self.index.needs_vectors:
                     vector = self._embed_documents([record.text])[0]  # changed meanwhile
                 if changed:
-                    self._remove_rows(conn, [row])
+                    self.remove_rows(conn, [row])
                     rid = self._insert(conn, record, encoded, vector)
                 else:
                     rid = int(row[0])
@@ -1776,7 +1029,7 @@ class BaseSQLiteArchive:
                     self.index.add([VectorEntry(rid, record, vector)])
                     self.index.flush()
 
-                self._apply_to_index([old.rowid, rid], [record.user_id], update)
+                self._after_commit([old.rowid, rid], [record.user_id], update)
         return record
 
     def touch(
@@ -1818,16 +1071,16 @@ class BaseSQLiteArchive:
         Raises:
             ValueError: for an empty ``user_id`` or a closed archive.
         """
-        _check_user(user_id)
+        check_user(user_id)
         when = to_micros(at or datetime.now(timezone.utc))
         with self._access_lock:
             if self.closed or self._access_stop.is_set():
-                raise ValueError(f"the archive {self.path} is closed")
+                raise ValueError(f"the archive {self._db.where} is closed")
             for record_id in ids:
                 self._accessed[record_id] = (user_id, when)
             if self._access_thread is None or not self._access_thread.is_alive():  # or forked
                 self._access_thread = threading.Thread(
-                    target=self._access_loop, name=f"archive-access-{self.path.name}", daemon=True
+                    target=self._access_loop, name="archive-access", daemon=True
                 )
                 self._access_thread.start()
 
@@ -1901,12 +1154,12 @@ class BaseSQLiteArchive:
         checkpointed and truncated, and the index file is rewritten. Writes a
         ``delete`` audit event with the ids only. Returns how many were deleted.
         """
-        _check_user(user_id)
+        check_user(user_id)
         ids = list(dict.fromkeys(ids))
         if not ids:
             return 0
 
-        def select(conn: sqlite3.Connection) -> list[Sequence[Any]]:
+        def select(conn: SQLiteTx) -> list[Sequence[Any]]:
             rows: list[Sequence[Any]] = []
             for chunk in _chunks(ids):
                 rows += conn.execute(
@@ -1925,9 +1178,9 @@ class BaseSQLiteArchive:
         says the user was forgotten (a count, no ids, no text). Returns how many
         records were deleted.
         """
-        _check_user(user_id)
+        check_user(user_id)
 
-        def select(conn: sqlite3.Connection) -> list[Sequence[Any]]:
+        def select(conn: SQLiteTx) -> list[Sequence[Any]]:
             return conn.execute(
                 "SELECT rid, id, text FROM records WHERE user_id=?", (user_id,)
             ).fetchall()
@@ -1937,41 +1190,83 @@ class BaseSQLiteArchive:
     def _forget(
         self,
         user_id: str,
-        select: Callable[[sqlite3.Connection], list[Sequence[Any]]],
+        select: Callable[[SQLiteTx], list[Sequence[Any]]],
         *,
         whole_user: bool,
     ) -> int:
         self._before_write()
         with self._db.lock:
-            self._user_sizes.pop(user_id, None)
             with self._db.write() as conn:
-                rows = select(conn)
-                if rows:
-                    # merge the shard's segments so none keeps the forgotten terms
-                    for table in sorted(self._remove_rows(conn, rows)):
-                        conn.execute(f"INSERT INTO {table} ({table}) VALUES ('optimize')")
-                if whole_user:
-                    self.audit.delete_user(conn, user_id)
-                    payload: dict[str, Any] = {"forgotten": True, "records": len(rows)}
-                    self.audit.insert(conn, "delete", user_id=user_id, payload=payload)
-                elif rows:
-                    payload = {"ids": [r[1] for r in rows]}
-                    self.audit.insert(conn, "delete", user_id=user_id, payload=payload)
-            keys = [VectorKey(int(r[0]), str(r[1])) for r in rows]
-
-            def update() -> None:
-                self.index.delete(keys)
-                self.index.flush(force=True)
-
-            try:
-                if keys:
-                    self._apply_to_index([k.rowid for k in keys], [user_id], update)
-            finally:
-                if rows or whole_user:
-                    self._db.checkpoint()
-        self._forget_access(user_id, None if whole_user else [str(r[1]) for r in rows])
-        logger.info("deleted %d records of user %s", len(rows), user_id)
+                rows = self.forget_rows(conn, user_id, select(conn), whole_user=whole_user)
+            self.finish_forget(user_id, rows, whole_user=whole_user)
         return len(rows)
+
+    #: The deletion log keeps this many entries; a process whose vector index
+    #: fell further behind compares its ids with the records instead.
+    deleted_log_keep: int = 100_000
+
+    def forget_rows(
+        self,
+        conn: SQLiteTx,
+        user_id: str,
+        rows: Sequence[Sequence[Any]],
+        *,
+        whole_user: bool,
+    ) -> list[Sequence[Any]]:
+        """Delete a user's ``(rid, id, text)`` rows inside ``conn``'s transaction.
+
+        With ``whole_user`` the user's audit events go too (one ``delete``
+        event that counts the records stays). Call :meth:`finish_forget`
+        after the commit.
+        """
+        rows = list(rows)
+        self._user_sizes.pop(user_id, None)
+        if rows:
+            # merge the shard's segments so none keeps the forgotten terms
+            for table in sorted(self.remove_rows(conn, rows)):
+                conn.execute(f"INSERT INTO {table} ({table}) VALUES ('optimize')")
+            newest = conn.execute("SELECT max(seq) FROM deleted_vectors").fetchone()[0] or 0
+            cut = int(newest) - self.deleted_log_keep
+            if (
+                cut > 0
+                and conn.execute(
+                    "SELECT 1 FROM deleted_vectors WHERE seq<=? LIMIT 1", (cut,)
+                ).fetchone()
+            ):
+                conn.execute("DELETE FROM deleted_vectors WHERE seq<=?", (cut,))
+                self._set_meta(conn, "vectors_pruned_through", str(cut))
+        if whole_user:
+            self.audit.delete_user(conn, user_id)
+            payload: dict[str, Any] = {"forgotten": True, "records": len(rows)}
+            self.audit.insert(conn, "delete", user_id=user_id, payload=payload)
+        elif rows:
+            payload = {"ids": [r[1] for r in rows]}
+            self.audit.insert(conn, "delete", user_id=user_id, payload=payload)
+        return rows
+
+    def finish_forget(
+        self, user_id: str, rows: Sequence[Sequence[Any]], *, whole_user: bool
+    ) -> None:
+        """After a forget committed: drop the vectors, rewrite the index file, truncate
+        the WAL, and remove the texts' embedding-cache entries."""
+        keys = [VectorKey(int(r[0]), str(r[1])) for r in rows]
+
+        def update() -> None:
+            self.index.delete(keys)
+            self.index.flush(force=True)
+
+        try:
+            if keys:
+                self._after_commit([k.rowid for k in keys], [user_id], update, force=True)
+        finally:
+            if rows or whole_user:
+                self._db.checkpoint()
+        self._forget_access(user_id, None if whole_user else [str(r[1]) for r in rows])
+        self._forget_texts([str(r[2]) for r in rows])
+        logger.info("deleted %d records of user %s", len(rows), user_id)
+
+    def _forget_texts(self, texts: Sequence[str]) -> None:
+        """Remove derived copies of forgotten texts (the embedding cache's; see SQLiteArchive)."""
 
     # ---- reading
 
@@ -2119,7 +1414,7 @@ class BaseSQLiteArchive:
         vector = np.asarray(query, dtype=np.float32).reshape(-1)
         if self._dim is not None and vector.size != self._dim:
             raise self._dim_error(self._dim, int(vector.size))
-        return _unit_rows(vector.reshape(1, -1))[0]
+        return unit_rows(vector.reshape(1, -1))[0]
 
     def _candidates(self, flt: RecordFilter) -> np.ndarray:
         where, params = flt.sql("r")
@@ -2185,8 +1480,7 @@ class BaseSQLiteArchive:
             vector = self.embed_query(query) if self.index.needs_vectors else None
         else:
             text, vector = None, self._query_vector(query)
-        if self._index_broken:
-            self.rebuild_index()
+        self.sync_index()  # take other processes' adds and deletes first
         dense = DenseQuery(flt, text, vector, lambda: self._candidates(flt))
         if self.index.exact_filter:
             return self._resolve(self.index.search(dense, n), flt)[:n]
@@ -2223,7 +1517,7 @@ class BaseSQLiteArchive:
         Returns ``{"user_id", "exported_at", "records": [record_to_dict(...)],
         "audit_events": [AuditEvent.to_dict()]}`` (vectors are not included).
         """
-        _check_user(user_id)
+        check_user(user_id)
         return {
             "user_id": user_id,
             "exported_at": datetime.now(timezone.utc).isoformat(),
@@ -2234,7 +1528,7 @@ class BaseSQLiteArchive:
     @property
     def closed(self) -> bool:
         """True after :meth:`close`."""
-        return self._db.closed
+        return self._closed or self._db.closed
 
     def close(self) -> None:
         """Write pending access times and the vector index, close the database (idempotent)."""
@@ -2247,14 +1541,18 @@ class BaseSQLiteArchive:
             try:  # before taking the database lock: a flush takes its own lock first
                 self.flush_access()
             except Exception:
-                logger.exception("could not write the last access times of %s", self.path)
+                logger.exception("could not write the last access times of %s", self._db.where)
         with self._db.lock:
             if self._db.closed:
                 return
             try:
-                self.index.close()
+                with self._index_file_lock():
+                    self.sync_index()
+                    self.index.close()
             finally:
-                self._db.close()
+                if self._owns_db:
+                    self._db.close()
+                self._closed = True
 
     def __enter__(self: _ArchiveT) -> _ArchiveT:
         return self
@@ -2263,7 +1561,7 @@ class BaseSQLiteArchive:
         self.close()
 
     def __repr__(self) -> str:
-        return f"{type(self).__name__}({str(self.path)!r})"
+        return f"{type(self).__name__}({self._db.where!r})"
 
 
 @dataclass(frozen=True)
@@ -2316,10 +1614,12 @@ class SQLiteArchive(BaseSQLiteArchive):
     """The durable archive: records, keyword index and audit log in SQLite, vectors in FAISS.
 
     Args:
-        path: The SQLite file (its directory must exist). The FAISS index is
-            ``<path>.faiss`` next to it.
-        embeddings: Any LangChain ``Embeddings``; documents are embedded in
-            one ``embed_documents`` batch per :meth:`add`.
+        path: The SQLite file (its directory must exist; ``None``: in memory).
+            The FAISS index is ``<path>.faiss`` next to it.
+        db: A database to share instead of ``path`` (a backend's; its schema
+            already created).
+        embeddings: Any LangChain ``Embeddings`` (documents are embedded in
+            one ``embed_documents`` batch per :meth:`add`), or ``None``.
         dim: The embedding dimension, if known (checked against an existing
             archive; otherwise learnt from the first batch).
         save_every: Write the FAISS file after this many added vectors
@@ -2335,9 +1635,13 @@ class SQLiteArchive(BaseSQLiteArchive):
         records' ids (say after a crash between the SQLite commit and the file
         write), it is rebuilt on open from SQLite, without re-embedding.
 
-        Safe for many threads; use one process per archive file (the FAISS
-        index lives in the process's memory, so another process's writes
-        reach it only when it reopens the archive).
+        Safe for any number of threads and processes on one file: each
+        process holds its own FAISS copy and catches it up with the others'
+        writes before every dense search and before writing the file (see
+        :meth:`~BaseSQLiteArchive.sync_index`).
+
+        ``embeddings=None`` keeps no vectors: dense search finds nothing and
+        recall runs on keywords (what a memory without a data directory uses).
 
     Example:
         >>> import tempfile, pathlib
@@ -2376,9 +1680,10 @@ class SQLiteArchive(BaseSQLiteArchive):
 
     def __init__(
         self,
-        path: str | os.PathLike[str],
+        path: str | os.PathLike[str] | None = None,
         *,
-        embeddings: Embeddings,
+        embeddings: Embeddings | None,
+        db: SQLiteDatabase | None = None,
         dim: int | None = None,
         save_every: int = 1,
     ) -> None:
@@ -2386,15 +1691,26 @@ class SQLiteArchive(BaseSQLiteArchive):
             raise ValueError(f"save_every must be >= 1, got {save_every}")
         self.embeddings = embeddings
         self._save_every = save_every
-        super().__init__(path, dim=dim, embeddings_id=_embeddings_id(embeddings))
+        embeddings_id = _embeddings_id(embeddings) if embeddings is not None else None
+        super().__init__(path, db=db, dim=dim, embeddings_id=embeddings_id)
 
     @property
-    def index_path(self) -> Path:
-        """The FAISS index file (``<path>.faiss``)."""
+    def index_path(self) -> Path | None:
+        """The FAISS index file (``<path>.faiss``; ``None`` in memory)."""
+        if self.path is None:
+            return None
         return self.path.with_name(self.path.name + ".faiss")
 
-    def _make_index(self) -> FaissIndex:
+    def _make_index(self) -> VectorIndex:
+        if self.embeddings is None:
+            return NoVectorIndex()
         return FaissIndex(self.index_path, dim=self._dim, save_every=self._save_every)
+
+    def _forget_texts(self, texts: Sequence[str]) -> None:
+        """Drop the forgotten texts' vectors from the embedder's cache (memory and disk)."""
+        forget = getattr(self.embeddings, "forget_texts", None)
+        if forget is not None and texts:
+            forget(texts)
 
     def _check_vectors(self, vectors: np.ndarray, expected: int) -> np.ndarray:
         if vectors.ndim != 2 or vectors.shape[0] != expected:
@@ -2404,9 +1720,11 @@ class SQLiteArchive(BaseSQLiteArchive):
             )
         if self._dim is not None and vectors.shape[1] != self._dim:
             raise self._dim_error(self._dim, int(vectors.shape[1]))
-        return _unit_rows(vectors)
+        return unit_rows(vectors)
 
     def _embed_documents(self, texts: Sequence[str]) -> np.ndarray:
+        if self.embeddings is None:
+            raise ValueError("this archive has no embeddings (keyword search only)")
         raw = self.embeddings.embed_documents(list(texts))
         return self._check_vectors(np.asarray(raw, dtype=np.float32), len(texts))
 
@@ -2427,5 +1745,7 @@ class SQLiteArchive(BaseSQLiteArchive):
             [('f1', 1.0)]
             >>> tmp.cleanup()
         """
+        if self.embeddings is None:
+            raise ValueError("this archive has no embeddings (keyword search only)")
         raw = self.embeddings.embed_query(text)
         return self._check_vectors(np.asarray(raw, dtype=np.float32).reshape(1, -1), 1)[0]

@@ -1,11 +1,13 @@
 """An archive whose vectors live in any LangChain ``VectorStore``.
 
-:class:`VectorStoreArchive` is :class:`~langchain_tiered_memory.archive.SQLiteArchive`
-with the FAISS file swapped for a vector store (Chroma, PGVector, ...):
-records, the FTS5 keyword index and the audit log stay in SQLite (the shared
-:class:`~langchain_tiered_memory.archive.BaseSQLiteArchive`), the vectors go
-through :class:`VectorStoreIndex`, a small
-:class:`~langchain_tiered_memory.archive.VectorIndex` adapter.
+:class:`VectorStoreArchive` is
+:class:`~langchain_tiered_memory.storage.sqlite.archive.SQLiteArchive` with the
+FAISS file swapped for a vector store (Chroma, PGVector, ...): records, the FTS5
+keyword index and the audit log stay in SQLite (the shared
+:class:`~langchain_tiered_memory.storage.sqlite.archive.BaseSQLiteArchive`), the
+vectors go through :class:`VectorStoreIndex`, a small
+:class:`~langchain_tiered_memory.storage.vectors.VectorIndex` adapter.
+``MemoryStore(path, vector_store=...)`` builds the whole memory on it.
 
 Each record is stored with ``add_texts([text], metadatas=[{"record_id",
 "user_id", "thread_id", "kind", "rowid"}], ids=[record id])`` (``thread_id``
@@ -42,10 +44,11 @@ import numpy as np
 from langchain_core.documents import Document
 from langchain_core.vectorstores import InMemoryVectorStore, VectorStore
 
-from langchain_tiered_memory.archive import (
-    BaseSQLiteArchive,
+from langchain_tiered_memory.storage.base import RecordFilter
+from langchain_tiered_memory.storage.sqlite.archive import BaseSQLiteArchive
+from langchain_tiered_memory.storage.sqlite.db import SQLiteDatabase
+from langchain_tiered_memory.storage.vectors import (
     DenseQuery,
-    RecordFilter,
     VectorEntry,
     VectorIndex,
     VectorKey,
@@ -111,7 +114,7 @@ def _identity(score: float) -> float:
 
 
 class VectorStoreIndex:
-    """:class:`~langchain_tiered_memory.archive.VectorIndex` over a LangChain ``VectorStore``.
+    """A :class:`~langchain_tiered_memory.storage.vectors.VectorIndex` over a LangChain store.
 
     Search asks the store for ``k`` hits with the store's own filter (when a
     ``filter_builder`` is set) and returns them with the row id kept in their
@@ -136,6 +139,7 @@ class VectorStoreIndex:
     needs_vectors = False
     exact_filter = False
     needs_outbox = True
+    in_process = False
 
     def __init__(
         self,
@@ -244,13 +248,15 @@ class VectorStoreIndex:
 class VectorStoreArchive(BaseSQLiteArchive):
     """The archive with its vectors in a LangChain ``VectorStore``.
 
-    Same interface as :class:`~langchain_tiered_memory.archive.SQLiteArchive`
+    Same interface as :class:`~langchain_tiered_memory.storage.sqlite.archive.SQLiteArchive`
     (``add``, ``hook``, ``dense_search``, ``keyword_search``, ``delete``,
     ``delete_user``, ``export_user``, ...).
 
     Args:
         vectorstore: Any LangChain vector store; it embeds the texts.
-        records_path: The SQLite file for records, keyword index and audit log.
+        records_path: The SQLite file for records, keyword index and audit log
+            (``None`` with ``db=``, or for an in-memory archive).
+        db: A database to share instead of ``records_path`` (a backend's).
         filter_builder: ``"auto"`` (a predicate for ``InMemoryVectorStore``,
             otherwise no store-side filter), ``None`` (filter only in Python,
             over-fetching), or a callable such as :func:`metadata_filter` for
@@ -275,8 +281,9 @@ class VectorStoreArchive(BaseSQLiteArchive):
     def __init__(
         self,
         vectorstore: VectorStore,
-        records_path: str | os.PathLike[str],
+        records_path: str | os.PathLike[str] | None = None,
         *,
+        db: SQLiteDatabase | None = None,
         filter_builder: FilterBuilder | Literal["auto"] | None = "auto",
         score_fn: Callable[[float], float] | None = None,
         overfetch: int = 4,
@@ -300,7 +307,7 @@ class VectorStoreArchive(BaseSQLiteArchive):
             batch_size=batch_size,
             verify=verify_on_open,
         )
-        super().__init__(records_path)
+        super().__init__(records_path, db=db)
 
     def _make_index(self) -> VectorIndex:
         return self._vector_index

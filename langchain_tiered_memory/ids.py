@@ -1,0 +1,115 @@
+"""Ids: what a user or thread id may be, and record ids that cannot collide.
+
+User and thread ids come from applications (configs, HTTP requests, tool
+calls), so they are checked once, at the edge, with one rule
+(:func:`check_id`): a non-empty string of at most :data:`MAX_ID_LENGTH`
+characters that UTF-8 can encode and that holds no NUL or other control
+character. Anything else is a :class:`ValueError` that names the id.
+
+Record ids derived from user and thread ids escape ``%`` and ``:`` in each
+part, so no two (user, thread) pairs ever share an id: user ``a:b`` with
+thread ``c`` and user ``a`` with thread ``b:c`` get different ids.
+
+Example:
+    >>> turn_record_id("a:b", "c", 4) != turn_record_id("a", "b:c", 4)
+    True
+    >>> summary_record_id("a:b", "c", 4), summary_record_id("a", "b:c", 4)
+    ('a%3Ab:c:summary:4', 'a:b%3Ac:summary:4')
+    >>> check_id("ana\\x00", "user_id")
+    Traceback (most recent call last):
+    ...
+    ValueError: user_id 'ana\\x00' holds a control character (U+0000); ids must be printable text
+"""
+
+from __future__ import annotations
+
+import re
+
+__all__ = [
+    "MAX_ID_LENGTH",
+    "check_id",
+    "fact_record_id",
+    "id_part",
+    "summary_record_id",
+    "turn_record_id",
+]
+
+#: Longest user or thread id accepted (characters).
+MAX_ID_LENGTH = 512
+
+_CONTROL = re.compile("[\x00-\x1f\x7f]")
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def check_id(value: object, name: str = "id") -> str:
+    """``value`` if it is a valid user or thread id, else a clear ``ValueError``.
+
+    Raises:
+        ValueError: for a non-string (``0``, ``False``, ``None``), an empty or
+            over-long string, a lone UTF-16 surrogate (UTF-8 cannot store it)
+            or a control character (NUL, newline, ...).
+
+    Example:
+        >>> check_id("ana", "user_id")
+        'ana'
+        >>> check_id(0, "user_id")
+        Traceback (most recent call last):
+        ...
+        ValueError: user_id must be a non-empty string, got 0 (int)
+    """
+    if not isinstance(value, str) or not value:
+        kind = type(value).__name__
+        raise ValueError(f"{name} must be a non-empty string, got {value!r} ({kind})")
+    if len(value) > MAX_ID_LENGTH:
+        raise ValueError(f"{name} is {len(value)} characters long; at most {MAX_ID_LENGTH}")
+    if (bad := _SURROGATE.search(value)) is not None:
+        raise ValueError(
+            f"{name} {value!r} holds a lone UTF-16 surrogate (U+{ord(bad.group()):04X}), "
+            "which UTF-8 cannot store; decode the id properly"
+        )
+    if (bad := _CONTROL.search(value)) is not None:
+        raise ValueError(
+            f"{name} {value!r} holds a control character (U+{ord(bad.group()):04X}); "
+            "ids must be printable text"
+        )
+    return value
+
+
+def id_part(value: str) -> str:
+    """``value`` with ``%`` and ``:`` escaped, for use as one part of a ``:``-joined id.
+
+    Example:
+        >>> id_part("a:b%c")
+        'a%3Ab%25c'
+    """
+    return value.replace("%", "%25").replace(":", "%3A")
+
+
+def turn_record_id(user_id: str, thread_id: str, index: int) -> str:
+    """The deterministic record id of a thread's turn (so archiving is idempotent).
+
+    Example:
+        >>> turn_record_id("ana", "t1", 3)
+        'ana:t1:turn:3'
+    """
+    return f"{id_part(user_id)}:{id_part(thread_id)}:turn:{int(index)}"
+
+
+def summary_record_id(user_id: str, thread_id: str, through: int) -> str:
+    """The record id of a thread's running summary covering turns up to ``through``.
+
+    Example:
+        >>> summary_record_id("ana", "t1", 9)
+        'ana:t1:summary:9'
+    """
+    return f"{id_part(user_id)}:{id_part(thread_id)}:summary:{int(through)}"
+
+
+def fact_record_id(user_id: str, fact_id: str) -> str:
+    """The record id of one version of a core fact.
+
+    Example:
+        >>> fact_record_id("ana", "f00d")
+        'ana:fact:f00d'
+    """
+    return f"{id_part(user_id)}:fact:{id_part(fact_id)}"

@@ -1,0 +1,60 @@
+"""Where memory lasts: the storage seam and its backends.
+
+* :mod:`.base` - the protocols (:class:`~.base.MemoryBackend`,
+  :class:`~.base.RecordStore`) and the values that cross them;
+* :mod:`.sql` - the SQL every SQL backend shares (turn log, core facts,
+  audit log, the operations that commit as one);
+* :mod:`.sqlite` - the embedded backend (one file, FAISS beside it, or in memory);
+* :mod:`.faiss` - the default vector index; :mod:`.vectorstore` - vectors in
+  any LangChain ``VectorStore``;
+* :mod:`.fts`, :mod:`.codec`, :mod:`.errors` - keyword-index text, stored
+  formats, and what a failure says.
+
+:func:`open_backend` picks a backend from a location.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from langchain_tiered_memory.storage.base import MemoryBackend, RecordFilter, RecordStore
+from langchain_tiered_memory.storage.errors import (
+    StorageDamagedError,
+    StorageError,
+    StorageFullError,
+    StorageLockedError,
+    StorageReadOnlyError,
+    StorageUnavailableError,
+)
+
+__all__ = [
+    "MemoryBackend",
+    "RecordFilter",
+    "RecordStore",
+    "StorageDamagedError",
+    "StorageError",
+    "StorageFullError",
+    "StorageLockedError",
+    "StorageReadOnlyError",
+    "StorageUnavailableError",
+    "open_backend",
+]
+
+
+def open_backend(location: str | Path | None, **options: Any) -> MemoryBackend:
+    """The backend for ``location``: a data directory (SQLite), or ``None`` (in memory).
+
+    ``options`` go to the backend (``embeddings=``, ``vector_store=``, ...).
+
+    Example:
+        >>> backend = open_backend(None, embeddings=None)
+        >>> backend.where
+        ':memory:'
+        >>> backend.close()
+    """
+    from langchain_tiered_memory.storage.sqlite.backend import SQLiteBackend
+
+    if location is None:
+        return SQLiteBackend(None, **options)
+    return SQLiteBackend(Path(location), **options)

@@ -1,0 +1,430 @@
+"""The storage seam: what every backend provides, and the values that cross it.
+
+:class:`~langchain_tiered_memory.memory.TieredMemory` (a view) and
+:class:`~langchain_tiered_memory.store.MemoryStore` talk to storage only
+through :class:`MemoryBackend`: a record store (:class:`RecordStore`: the
+archive and its two searches), the turn log and thread heads, the core facts
+(:class:`~langchain_tiered_memory.core.FactStore`), the audit log, and the
+operations that must commit as one (a compression, a forget). SQLite
+(:class:`~langchain_tiered_memory.storage.sqlite.backend.SQLiteBackend`, also
+in memory) and Postgres are siblings behind it; ``tests/conformance/`` is the
+one suite every backend passes.
+
+Example:
+    >>> RecordFilter("ana", kinds="fact").user_only
+    False
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any, Protocol
+
+from langchain_core.messages import BaseMessage
+
+from langchain_tiered_memory.core import CoreFact, Expect, FactUpdate
+from langchain_tiered_memory.ids import check_id
+from langchain_tiered_memory.records import RECORD_KINDS, MemoryRecord, RecordKind
+from langchain_tiered_memory.storage.codec import to_micros
+from langchain_tiered_memory.turns import Turn
+
+__all__ = [
+    "AppendResult",
+    "LogCursor",
+    "LoggedMessage",
+    "MemoryBackend",
+    "RecordFilter",
+    "RecordStore",
+    "ThreadHead",
+    "ThreadRead",
+    "check_user",
+]
+
+
+@dataclass(frozen=True)
+class ThreadHead:
+    """A thread's head row, with its user's generation.
+
+    Attributes:
+        generation: The user's generation (bumped by every forget of the user).
+        version: Changes whenever the buffer window changes other than by growing.
+        next_turn: The index the next new turn gets.
+        buffer_start: The oldest turn in the buffer window.
+        summary: The running summary of the evicted turns.
+        summarized_through: The newest turn folded into the summary; turns
+            between it and ``buffer_start`` were paged out unsummarised.
+        compress_seq: Messages after this ``seq`` count as new for the
+            compression trigger.
+        failures: Consecutive failed summarisations.
+        extracted_through: Facts were extracted from every turn up to this one.
+        system_prompt: The pinned system prompt.
+        last_seq: The newest message's ``seq`` (0: none yet).
+        exists: False for a thread never written to.
+    """
+
+    user_id: str
+    thread_id: str
+    generation: int = 0
+    version: int = 0
+    next_turn: int = 0
+    buffer_start: int = 0
+    summary: str = ""
+    summarized_through: int = -1
+    compress_seq: int = 0
+    failures: int = 0
+    extracted_through: int = -1
+    system_prompt: str = ""
+    last_seq: int = 0
+    exists: bool = False
+
+    @property
+    def window_start(self) -> int:
+        """The oldest turn a view must hold: unsummarised page-outs included."""
+        return min(self.buffer_start, self.summarized_through + 1)
+
+    @property
+    def cursor(self) -> LogCursor:
+        """Where a view that has read this head stands."""
+        return LogCursor(self.generation, self.version, self.last_seq)
+
+
+@dataclass(frozen=True)
+class LogCursor:
+    """How far a view has read a thread: the generation, version and last ``seq`` it saw."""
+
+    generation: int
+    version: int
+    seq: int
+
+
+@dataclass(frozen=True)
+class LoggedMessage:
+    """One message of the log: its ``seq``, its turn, when it was added, the message."""
+
+    seq: int
+    turn: int
+    at: datetime
+    message: BaseMessage
+
+
+@dataclass(frozen=True)
+class ThreadRead:
+    """What :meth:`ThreadLog.read` returns.
+
+    ``full`` means ``messages`` is the whole window (replace the copy);
+    otherwise they are the messages after the cursor, oldest first.
+    """
+
+    head: ThreadHead
+    messages: tuple[LoggedMessage, ...]
+    full: bool
+
+
+@dataclass(frozen=True)
+class AppendResult:
+    """What :meth:`ThreadLog.append` stored: the messages (with their turns) and how
+    many were skipped as already stored or forgotten."""
+
+    stored: tuple[LoggedMessage, ...]
+    skipped: int
+
+
+def check_user(user_id: object) -> str:
+    """``user_id`` if it is a valid user id (see :func:`~langchain_tiered_memory.ids.check_id`).
+
+    Every read and write of the storage layer is per user, so each checks it.
+    """
+    return check_id(user_id, "user_id")
+
+
+def _kinds_tuple(kinds: Iterable[str] | str | None) -> tuple[str, ...] | None:
+    if kinds is None:
+        return None
+    wanted = (kinds,) if isinstance(kinds, str) else tuple(dict.fromkeys(kinds))
+    unknown = [k for k in wanted if k not in RECORD_KINDS]
+    if unknown:
+        raise ValueError(f"unknown record kind(s) {unknown}; use some of {sorted(RECORD_KINDS)}")
+    return wanted
+
+
+@dataclass(frozen=True)
+class RecordFilter:
+    """Which records a search may return. ``user_id`` is mandatory.
+
+    ``since`` is inclusive and ``until`` exclusive (``since <= created_at <
+    until``), so consecutive windows never overlap. Naive datetimes are UTC.
+
+    Example:
+        >>> RecordFilter("ana", kinds="fact").sql()
+        ('r.user_id = ? AND r.kind IN (?)', ['ana', 'fact'])
+    """
+
+    user_id: str
+    thread_id: str | None = None
+    kinds: tuple[str, ...] | None = None
+    since: datetime | None = None
+    until: datetime | None = None
+
+    def __post_init__(self) -> None:
+        check_user(self.user_id)
+        object.__setattr__(self, "kinds", _kinds_tuple(self.kinds))
+
+    def sql(self, alias: str = "r") -> tuple[str, list[Any]]:
+        """A SQL condition over the ``records`` table aliased ``alias``, with its parameters."""
+        where = [f"{alias}.user_id = ?"]
+        params: list[Any] = [self.user_id]
+        if self.thread_id is not None:
+            where.append(f"{alias}.thread_id = ?")
+            params.append(self.thread_id)
+        if self.kinds is not None:
+            where.append(f"{alias}.kind IN ({','.join('?' * len(self.kinds))})")
+            params.extend(self.kinds)
+        if self.since is not None:
+            where.append(f"{alias}.created_at >= ?")
+            params.append(to_micros(self.since))
+        if self.until is not None:
+            where.append(f"{alias}.created_at < ?")
+            params.append(to_micros(self.until))
+        return " AND ".join(where), params
+
+    @property
+    def user_only(self) -> bool:
+        """True when the filter restricts nothing but the user.
+
+        Example:
+            >>> RecordFilter("ana").user_only, RecordFilter("ana", "t1").user_only
+            (True, False)
+        """
+        return (
+            self.thread_id is None
+            and self.kinds is None
+            and self.since is None
+            and self.until is None
+        )
+
+    def matches(self, record: MemoryRecord) -> bool:
+        """The same test in Python.
+
+        Example:
+            >>> r = MemoryRecord.new(user_id="ana", kind="fact", text="x")
+            >>> RecordFilter("ana").matches(r), RecordFilter("bob").matches(r)
+            (True, False)
+        """
+        at = to_micros(record.created_at)
+        return (
+            record.user_id == self.user_id
+            and (self.thread_id is None or record.thread_id == self.thread_id)
+            and (self.kinds is None or record.kind in self.kinds)
+            and (self.since is None or at >= to_micros(self.since))
+            and (self.until is None or at < to_micros(self.until))
+        )
+
+
+class RecordStore(Protocol):
+    """The archive: records of every user, searched per user.
+
+    Every read takes a ``user_id`` and returns only that user's records;
+    writes are idempotent by record id; deletes reach every index.
+    """
+
+    def add(self, records: Sequence[MemoryRecord]) -> None:
+        """Store records (ids already stored are skipped) and index them."""
+        ...
+
+    def get(self, ids: Sequence[str], *, user_id: str | None = None) -> list[MemoryRecord]:
+        """The stored records with these ids, in order (missing ones skipped)."""
+        ...
+
+    def records(
+        self,
+        user_id: str,
+        *,
+        thread_id: str | None = None,
+        kinds: Iterable[RecordKind] | RecordKind | None = None,
+        since: datetime | None = None,
+        until: datetime | None = None,
+    ) -> list[MemoryRecord]:
+        """A user's records, oldest first."""
+        ...
+
+    def count(self, user_id: str | None = None) -> int:
+        """Number of records (of one user, or all)."""
+        ...
+
+    def update_record(self, record: MemoryRecord) -> MemoryRecord:
+        """Replace a stored record (same id and user)."""
+        ...
+
+    def delete(self, ids: Sequence[str], *, user_id: str) -> int:
+        """Forget these records of ``user_id``; returns how many."""
+        ...
+
+    def keyword_search(
+        self,
+        query: str,
+        *,
+        user_id: str,
+        thread_id: str | None = None,
+        kinds: Iterable[RecordKind] | RecordKind | None = None,
+        since: datetime | None = None,
+        until: datetime | None = None,
+        n: int = 50,
+    ) -> list[tuple[MemoryRecord, float]]:
+        """BM25-style keyword hits ``(record, score)``, best first."""
+        ...
+
+    def dense_search(
+        self,
+        query: Any,
+        *,
+        user_id: str,
+        thread_id: str | None = None,
+        kinds: Iterable[RecordKind] | RecordKind | None = None,
+        since: datetime | None = None,
+        until: datetime | None = None,
+        n: int = 50,
+    ) -> list[tuple[MemoryRecord, float]]:
+        """Vector hits ``(record, cosine)`` for a query vector or text, best first."""
+        ...
+
+    def note_access(self, ids: Sequence[str], at: datetime | None = None, *, user_id: str) -> None:
+        """Mark records as accessed (recall's recency signal), without waiting."""
+        ...
+
+
+class MemoryBackend(Protocol):
+    """Everything that lasts, for every user: what a ``MemoryStore`` stands on.
+
+    Attributes:
+        where: Where it lives (a directory, ``":memory:"`` or a database URL
+            without its password), for messages.
+        records: The archive.
+        audit: The audit log.
+    """
+
+    where: str
+    records: Any
+    audit: Any
+
+    # -- the turn log
+    def read_thread(self, user_id: str, thread_id: str, cursor: LogCursor | None) -> ThreadRead:
+        """The thread's head and the messages after ``cursor`` (or the whole window)."""
+        ...
+
+    def append_messages(
+        self,
+        user_id: str,
+        thread_id: str,
+        messages: Sequence[BaseMessage],
+        *,
+        at: datetime | None = None,
+        system_prompt: str | None = None,
+    ) -> AppendResult:
+        """Append messages (idempotent by message id) in one transaction."""
+        ...
+
+    def known_message_ids(self, user_id: str, thread_id: str, ids: Sequence[str]) -> set[str]:
+        """Which of these message ids the thread stored or forgot."""
+        ...
+
+    def set_system_prompt(self, user_id: str, thread_id: str, prompt: str) -> None:
+        """Pin a thread's system prompt."""
+        ...
+
+    def commit_compression(
+        self,
+        head: ThreadHead,
+        *,
+        evicted: Sequence[Turn],
+        summary: str,
+        summarized_through: int,
+        buffer_start: int,
+        compress_seq: int,
+        failures: int,
+        audit: Mapping[str, Any],
+    ) -> bool:
+        """Archive evicted turns (and the new summary) and move the window, in one
+        transaction - if the thread is still as ``head`` saw it (else nothing changes)."""
+        ...
+
+    def note_compression_attempt(
+        self, head: ThreadHead, *, compress_seq: int, failures: int
+    ) -> None:
+        """Record a compression attempt that changed nothing."""
+        ...
+
+    def advance_extraction(self, head: ThreadHead, through: int) -> bool:
+        """Move the thread's fact-extraction watermark (compare-and-set)."""
+        ...
+
+    def clear_thread(self, user_id: str, thread_id: str) -> None:
+        """Empty a thread's buffer and summary (the archive keeps its turns)."""
+        ...
+
+    def forget_turns(
+        self,
+        user_id: str,
+        thread_id: str,
+        turns: Sequence[int],
+        *,
+        placeholder: str | None = None,
+    ) -> int:
+        """Forget turns (log, archive, the summaries carrying them); optionally leave a
+        placeholder user message in each."""
+        ...
+
+    def threads(self, user_id: str) -> list[str]:
+        """A user's thread ids."""
+        ...
+
+    # -- core facts (a FactStore)
+    def facts_version(self, user_id: str) -> int:
+        """Changes whenever the user's facts change."""
+        ...
+
+    def load_facts(self, user_id: str) -> tuple[int, list[CoreFact]]:
+        """Every fact version of the user, with the version."""
+        ...
+
+    def write_fact(
+        self, user_id: str, fact: CoreFact, *, reason: str, expect: Expect = "any"
+    ) -> FactUpdate:
+        """Write a fact version (and its archive record) atomically."""
+        ...
+
+    def forget_facts(
+        self, user_id: str, *, subject: str | None = None, fact_id: str | None = None
+    ) -> list[CoreFact]:
+        """Delete facts, their records and the turns that stated them."""
+        ...
+
+    def retire_facts(self, user_id: str, fact_ids: Sequence[str], *, reason: str) -> list[CoreFact]:
+        """Move active facts out of core memory (kept in history)."""
+        ...
+
+    def clear_facts(self, user_id: str) -> list[CoreFact]:
+        """Delete every fact of the user."""
+        ...
+
+    # -- users
+    def users(self) -> list[str]:
+        """Users with any thread, fact or record."""
+        ...
+
+    def forget_user(self, user_id: str) -> int:
+        """Delete a user from every table and index; returns the archive records deleted."""
+        ...
+
+    def forget_thread(self, user_id: str, thread_id: str) -> int:
+        """Delete one thread: its log, head and archived records."""
+        ...
+
+    def export_user(self, user_id: str) -> Mapping[str, Any]:
+        """A user's whole memory, JSON-ready."""
+        ...
+
+    def close(self) -> None:
+        """Flush and release everything."""
+        ...

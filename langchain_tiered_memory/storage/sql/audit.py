@@ -1,0 +1,218 @@
+"""The audit log: every page-out, page-in, compression, recall, write and delete.
+
+Events live in the same database as the records (table ``audit_events``), so a
+write and its audit event commit in one transaction, and forgetting a user
+removes their events with their records. A user reads their events back with
+:meth:`AuditLog.events` (``MemoryStore.export_user`` includes them).
+
+Payloads are JSON. They carry ids, counts, token numbers and scores; the
+package never writes memory text into an event, so a deleted record leaves
+no copy behind in the log.
+
+The SQL is shared by every backend (see :mod:`langchain_tiered_memory.storage.sql`).
+
+Example:
+    >>> from langchain_tiered_memory.storage.sqlite.db import SQLiteDatabase
+    >>> from langchain_tiered_memory.storage.sqlite.schema import create_schema
+    >>> db = SQLiteDatabase(None)
+    >>> _ = create_schema(db)
+    >>> log = AuditLog(db)
+    >>> _ = log.record("recall", user_id="ana", thread_id="t1", query_terms=3, hits=2)
+    >>> _ = log.record("page_out", user_id="ana", thread_id="t1", turns=[0, 1])
+    >>> [(e.kind, e.payload) for e in log.events("ana")]
+    [('recall', {'query_terms': 3, 'hits': 2}), ('page_out', {'turns': [0, 1]})]
+    >>> [e.kind for e in log.events("ana", kinds=["page_out"])]
+    ['page_out']
+    >>> log.events("bob")
+    []
+    >>> db.close()
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from typing import Any, Literal, cast, get_args
+
+from langchain_tiered_memory.storage.codec import from_micros, to_micros
+from langchain_tiered_memory.storage.sql import Database, Tx
+
+__all__ = ["AUDIT_KINDS", "AuditEvent", "AuditKind", "AuditLog"]
+
+logger = logging.getLogger(__name__)
+
+AuditKind = Literal["page_out", "page_in", "compression", "recall", "write", "delete", "error"]
+AUDIT_KINDS: frozenset[str] = frozenset(get_args(AuditKind))
+
+
+def _json_default(value: Any) -> Any:
+    if isinstance(value, datetime):
+        return value.isoformat()
+    if isinstance(value, (set, frozenset)):
+        return sorted(value)
+    if isinstance(value, tuple):
+        return list(value)
+    raise TypeError(
+        f"audit payload values must be JSON-serialisable, got {type(value).__name__}: {value!r}"
+    )
+
+
+def _dumps(value: Any) -> str:
+    return json.dumps(value, default=_json_default, ensure_ascii=False, separators=(",", ":"))
+
+
+@dataclass(frozen=True)
+class AuditEvent:
+    """One audit event, as read back from the log.
+
+    Attributes:
+        id: Increasing event number (unique in the database).
+        at: When it happened (UTC).
+        user_id: Whose memory it concerns.
+        thread_id: The conversation, when it concerns one.
+        kind: ``page_out``, ``page_in``, ``compression``, ``recall``, ``write``,
+            ``delete`` or ``error``.
+        payload: JSON data (ids, counts, scores - no deleted text).
+    """
+
+    id: int
+    at: datetime
+    user_id: str
+    thread_id: str | None
+    kind: AuditKind
+    payload: dict[str, Any] = field(default_factory=dict)
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-ready form (``at`` as ISO 8601).
+
+        Example:
+            >>> AuditEvent(1, from_micros(0), "ana", None, "write", {"ids": ["a"]}).to_dict()["at"]
+            '1970-01-01T00:00:00+00:00'
+        """
+        return {
+            "id": self.id,
+            "at": self.at.isoformat(),
+            "user_id": self.user_id,
+            "thread_id": self.thread_id,
+            "kind": self.kind,
+            "payload": self.payload,
+        }
+
+
+def _check_kind(kind: str) -> None:
+    if kind not in AUDIT_KINDS:
+        raise ValueError(f"unknown audit event kind {kind!r}; use one of {sorted(AUDIT_KINDS)}")
+
+
+def _check_user(user_id: object) -> None:
+    if not isinstance(user_id, str) or not user_id:
+        raise ValueError(f"user_id must be a non-empty string, got {user_id!r}")
+
+
+class AuditLog:
+    """Audit events in a backend's database (table ``audit_events``).
+
+    Args:
+        db: The backend's :class:`~langchain_tiered_memory.storage.sql.Database`
+            (its schema already created).
+    """
+
+    def __init__(self, db: Database) -> None:
+        self.db = db
+
+    def record(
+        self, kind: AuditKind, *, user_id: str, thread_id: str | None = None, **payload: Any
+    ) -> AuditEvent:
+        """Append an event and return it.
+
+        Raises:
+            ValueError: for an unknown kind or an empty ``user_id``.
+            TypeError: for a payload value that is not JSON-serialisable.
+        """
+        with self.db.write() as tx:
+            return self.insert(tx, kind, user_id=user_id, thread_id=thread_id, payload=payload)
+
+    def insert(
+        self,
+        tx: Tx,
+        kind: AuditKind,
+        *,
+        user_id: str,
+        thread_id: str | None = None,
+        payload: dict[str, Any] | None = None,
+    ) -> AuditEvent:
+        """Append an event inside the caller's open write transaction ``tx``."""
+        _check_kind(kind)
+        _check_user(user_id)
+        data = dict(payload or {})
+        text = _dumps(data)
+        at = to_micros(datetime.now(timezone.utc))
+        event_id = tx.insert(
+            "INSERT INTO audit_events (at, user_id, thread_id, kind, payload) VALUES (?,?,?,?,?)",
+            (at, user_id, thread_id, kind, text),
+            key="id",
+        )
+        return AuditEvent(event_id, from_micros(at), user_id, thread_id, kind, json.loads(text))
+
+    def events(
+        self,
+        user_id: str,
+        *,
+        kinds: Iterable[AuditKind] | None = None,
+        thread_id: str | None = None,
+        limit: int | None = None,
+    ) -> list[AuditEvent]:
+        """A user's events, oldest first.
+
+        Args:
+            user_id: Whose events (required: one user never sees another's).
+            kinds: Only these kinds.
+            thread_id: Only events of this thread.
+            limit: Only the newest ``limit`` events (still returned oldest first).
+        """
+        _check_user(user_id)
+        sql = "SELECT id, at, user_id, thread_id, kind, payload FROM audit_events WHERE user_id=?"
+        params: list[Any] = [user_id]
+        if kinds is not None:
+            wanted = [kinds] if isinstance(kinds, str) else list(kinds)
+            for k in wanted:
+                _check_kind(k)
+            if not wanted:
+                return []
+            sql += f" AND kind IN ({','.join('?' * len(wanted))})"
+            params.extend(wanted)
+        if thread_id is not None:
+            sql += " AND thread_id=?"
+            params.append(thread_id)
+        sql += " ORDER BY id DESC"
+        if limit is not None:
+            if limit < 0:
+                raise ValueError(f"limit must be >= 0, got {limit}")
+            sql += " LIMIT ?"
+            params.append(limit)
+        with self.db.read() as tx:
+            rows = tx.execute(sql, params).fetchall()
+        return [
+            AuditEvent(
+                int(r[0]), from_micros(r[1]), r[2], r[3], cast(AuditKind, r[4]), json.loads(r[5])
+            )
+            for r in reversed(rows)
+        ]
+
+    def count(self, user_id: str | None = None) -> int:
+        """Number of events (of one user, or all)."""
+        with self.db.read() as tx:
+            if user_id is None:
+                return int(tx.execute("SELECT COUNT(*) FROM audit_events").fetchone()[0])
+            row = tx.execute(
+                "SELECT COUNT(*) FROM audit_events WHERE user_id=?", (user_id,)
+            ).fetchone()
+        return int(row[0])
+
+    def delete_user(self, tx: Tx, user_id: str) -> int:
+        """Delete a user's events inside the caller's write transaction; returns how many."""
+        _check_user(user_id)
+        return int(tx.execute("DELETE FROM audit_events WHERE user_id=?", (user_id,)).rowcount)

@@ -1,0 +1,467 @@
+"""The operations that must commit as one, written once for every SQL backend.
+
+:class:`SQLBackend` implements :class:`~langchain_tiered_memory.storage.base.MemoryBackend`
+over a :class:`~langchain_tiered_memory.storage.sql.Database`, the shared turn
+log (:class:`~.threads.ThreadLog`), core facts (:class:`~.facts.FactLog`),
+audit log, and a dialect's record store (a :class:`RecordWriter`). A backend
+subclass only builds those parts (SQLite: one file and FAISS; Postgres: one
+database and pgvector).
+
+What commits together:
+
+* a compression: the evicted turns' records, the summary's record, the
+  thread's new head, the audit events - or nothing, if another view
+  compressed meanwhile or the user was forgotten;
+* a fact write: the new version, the old one retired, its archive record,
+  the old record marked superseded;
+* a forget: every row of what is forgotten, from every table, and the
+  user's generation bumped so every open view drops its copy. Afterwards
+  the vector index, the embedding cache and the write-ahead log are purged
+  of the forgotten texts.
+
+What each forget removes:
+
+* :meth:`SQLBackend.forget_user` - the user's turn log and thread heads,
+  core facts (every version), archive records (turns, summaries, facts,
+  observations) with their keyword and vector index entries and embedding-
+  cache entries, and audit events (one ``delete`` event counting the records
+  stays). Kept: the user id with a generation number, and SHA-256 digests of
+  the forgotten message ids (so a replayed conversation is not stored again).
+* :meth:`SQLBackend.forget_facts` ("forget that ...") - every version of the
+  subject, their records and the "possibly" records of the subject, the
+  turns that stated it (from the log and the archive), the summaries that
+  folded those turns in (records dropped; a thread's running summary that
+  carries them is dropped too - the raw turns it summarised stay archived),
+  and records citing any of these (observations).
+* :meth:`SQLBackend.forget_thread` - the thread's log, head and records.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable, Mapping, Sequence
+from datetime import datetime, timezone
+from typing import Any, Protocol
+
+from langchain_core.messages import BaseMessage
+
+from langchain_tiered_memory.core import CoreFact, Expect, FactUpdate
+from langchain_tiered_memory.ids import fact_record_id, turn_record_id
+from langchain_tiered_memory.records import (
+    MemoryRecord,
+    fact_record,
+    summary_record,
+    turn_record,
+)
+from langchain_tiered_memory.storage.base import (
+    AppendResult,
+    LogCursor,
+    ThreadHead,
+    ThreadRead,
+    check_user,
+)
+from langchain_tiered_memory.storage.sql import Database, Tx, user_key
+from langchain_tiered_memory.storage.sql.audit import AuditKind, AuditLog
+from langchain_tiered_memory.storage.sql.facts import FactLog
+from langchain_tiered_memory.storage.sql.threads import ThreadLog
+from langchain_tiered_memory.turns import Turn
+
+__all__ = ["RecordWriter", "SQLBackend"]
+
+logger = logging.getLogger(__name__)
+
+#: A row to forget: ``(row key, record id, text)``.
+Row = Sequence[Any]
+
+
+class RecordWriter(Protocol):
+    """What a dialect's record store offers the shared operations (besides its public API)."""
+
+    def prepare(self, records: Sequence[MemoryRecord]) -> Any:
+        """Validate and embed records, outside any transaction."""
+        ...
+
+    def write_prepared(self, tx: Any, prepared: Any, *, page_out: bool = False) -> list[Any]:
+        """Insert prepared records inside ``tx`` (ids stored meanwhile are skipped)."""
+        ...
+
+    def finish_write(self, entries: Sequence[Any]) -> None:
+        """Index what was inserted, after the commit."""
+        ...
+
+    def set_metadata(self, tx: Any, record_id: str, user_id: str, patch: Mapping[str, Any]) -> bool:
+        """Merge ``patch`` into a record's metadata inside ``tx``."""
+        ...
+
+    def find_rows(
+        self, tx: Any, user_id: str, *, ids: Sequence[str] | None = None, kinds: Sequence[str] = ()
+    ) -> list[tuple[Row, MemoryRecord]]:
+        """A user's rows (by id, or of some kinds, or all), with their records."""
+        ...
+
+    def user_rows(self, tx: Any, user_id: str, *, thread_id: str | None = None) -> list[Row]:
+        """Every row of a user (or of one of their threads)."""
+        ...
+
+    def forget_rows(
+        self, tx: Any, user_id: str, rows: Sequence[Row], *, whole_user: bool
+    ) -> list[Row]:
+        """Delete rows (and with ``whole_user`` the user's audit events) inside ``tx``."""
+        ...
+
+    def finish_forget(self, user_id: str, rows: Sequence[Row], *, whole_user: bool) -> None:
+        """Purge indexes and caches of the deleted rows, after the commit."""
+        ...
+
+    def export_user(self, user_id: str) -> dict[str, Any]:
+        """A user's records and audit events, JSON-ready."""
+        ...
+
+    def close(self) -> None:
+        """Flush and release."""
+        ...
+
+
+class _Stale(Exception):
+    """Raised inside a transaction to roll it back: the thread changed meanwhile."""
+
+
+class SQLBackend:
+    """A :class:`~langchain_tiered_memory.storage.base.MemoryBackend` over SQL.
+
+    Args:
+        db: The database (schema created).
+        records: Its record store.
+        where: Where it lives, for messages.
+    """
+
+    def __init__(self, db: Database, records: Any, *, where: str) -> None:
+        self.db = db
+        self.where = where
+        self.records = records
+        self.audit = AuditLog(db)
+        self.threads_log = ThreadLog(db)
+        self.facts_log = FactLog(db)
+
+    # -- the turn log ----------------------------------------------------------------
+
+    def read_thread(self, user_id: str, thread_id: str, cursor: LogCursor | None) -> ThreadRead:
+        """The head and the messages a view at ``cursor`` has not seen."""
+        return self.threads_log.read(user_id, thread_id, cursor)
+
+    def append_messages(
+        self,
+        user_id: str,
+        thread_id: str,
+        messages: Sequence[BaseMessage],
+        *,
+        at: datetime | None = None,
+        system_prompt: str | None = None,
+    ) -> AppendResult:
+        """Append messages (see :meth:`~.threads.ThreadLog.append`)."""
+        return self.threads_log.append(
+            user_id, thread_id, messages, at=at, system_prompt=system_prompt
+        )
+
+    def known_message_ids(self, user_id: str, thread_id: str, ids: Sequence[str]) -> set[str]:
+        """Which of these message ids the thread stored or forgot."""
+        return self.threads_log.known_ids(user_id, thread_id, ids)
+
+    def set_system_prompt(self, user_id: str, thread_id: str, prompt: str) -> None:
+        """Pin a thread's system prompt."""
+        self.threads_log.set_system_prompt(user_id, thread_id, prompt)
+
+    def commit_compression(
+        self,
+        head: ThreadHead,
+        *,
+        evicted: Sequence[Turn],
+        summary: str,
+        summarized_through: int,
+        buffer_start: int,
+        compress_seq: int,
+        failures: int,
+        audit: Mapping[str, Any],
+    ) -> bool:
+        """Archive the evicted turns (and a changed summary) and move the window, atomically.
+
+        Returns False, having changed nothing, when the thread's window
+        changed since ``head`` was read or the user was forgotten.
+        """
+        user, thread = head.user_id, head.thread_id
+        turns = self.records.prepare(
+            [turn_record(t, user_id=user, thread_id=thread) for t in evicted]
+        )
+        summaries = None
+        if summary and (summary != head.summary or summarized_through != head.summarized_through):
+            summaries = self.records.prepare(
+                [
+                    summary_record(
+                        user_id=user,
+                        thread_id=thread,
+                        summary=summary,
+                        through=summarized_through,
+                        turns=tuple(audit.get("turns", ())),
+                    )
+                ]
+            )
+        try:
+            with self.db.write() as tx:
+                self.threads_log.lock(tx, user, thread)
+                if not ThreadLog.commit_compression(
+                    tx,
+                    head,
+                    buffer_start=buffer_start,
+                    summary=summary,
+                    summarized_through=summarized_through,
+                    compress_seq=compress_seq,
+                    failures=failures,
+                ):
+                    raise _Stale
+                entries = self.records.write_prepared(tx, turns, page_out=True)
+                if summaries is not None:
+                    entries += self.records.write_prepared(tx, summaries)
+                kind: AuditKind = "compression" if audit.get("result") == "compression" else "error"
+                self.audit.insert(tx, kind, user_id=user, thread_id=thread, payload=dict(audit))
+        except _Stale:
+            logger.info("thread %s/%s changed meanwhile; this compression is dropped", user, thread)
+            return False
+        self._finish_write(entries)
+        return True
+
+    def _finish_write(self, entries: Sequence[Any]) -> None:
+        try:
+            self.records.finish_write(entries)
+        except Exception:  # committed: the index repairs itself from the records
+            logger.exception("updating the vector index after a commit failed; it will be rebuilt")
+
+    def note_compression_attempt(
+        self, head: ThreadHead, *, compress_seq: int, failures: int
+    ) -> None:
+        """Record a compression attempt that changed nothing (a failed summary)."""
+        self.threads_log.note_attempt(head, compress_seq=compress_seq, failures=failures)
+
+    def advance_extraction(self, head: ThreadHead, through: int) -> bool:
+        """Move the extraction watermark forward (compare-and-set)."""
+        return self.threads_log.advance_extraction(head, through)
+
+    def clear_thread(self, user_id: str, thread_id: str) -> None:
+        """Empty a thread's buffer and summary; its turns stay in the archive."""
+        with self.db.write() as tx:
+            self.threads_log.lock(tx, user_id, thread_id)
+            self.threads_log.clear(tx, user_id, thread_id)
+
+    def threads(self, user_id: str) -> list[str]:
+        """A user's thread ids."""
+        return self.threads_log.threads(check_user(user_id))
+
+    # -- core facts ------------------------------------------------------------------
+
+    def facts_version(self, user_id: str) -> int:
+        """The user's core version."""
+        with self.db.read() as tx:
+            return FactLog.version(tx, user_id)
+
+    def load_facts(self, user_id: str) -> tuple[int, list[CoreFact]]:
+        """Every fact version of the user, with the version read with them."""
+        return self.facts_log.load(user_id)
+
+    def write_fact(
+        self, user_id: str, fact: CoreFact, *, reason: str, expect: Expect = "any"
+    ) -> FactUpdate:
+        """Write a fact version, retire the old one, archive its record - in one commit."""
+        check_user(user_id)
+        prepared = self.records.prepare([fact_record(user_id, fact)])
+        with self.db.write() as tx:
+            self.facts_log.lock(tx, user_id)
+            update = self.facts_log.write(tx, user_id, fact, reason=reason, expect=expect)
+            entries: list[Any] = []
+            if not update.unchanged:
+                entries = self.records.write_prepared(tx, prepared)
+                if update.superseded is not None:
+                    self.records.set_metadata(
+                        tx,
+                        fact_record_id(user_id, update.superseded.id),
+                        user_id,
+                        {"superseded": True, "superseded_by": update.fact.id},
+                    )
+        self._finish_write(entries)
+        return update
+
+    def retire_facts(self, user_id: str, fact_ids: Sequence[str], *, reason: str) -> list[CoreFact]:
+        """Mark active facts ``archived`` (out of core memory for room; kept in history)."""
+        with self.db.write() as tx:
+            self.facts_log.lock(tx, user_id)
+            return self.facts_log.retire(tx, user_id, fact_ids, reason=reason)
+
+    def clear_facts(self, user_id: str) -> list[CoreFact]:
+        """Delete every fact of the user and their records."""
+
+        def plan(tx: Tx) -> tuple[list[CoreFact], list[Row]]:
+            facts = self.facts_log.delete_user(tx, user_id)
+            rows = [row for row, _ in self.records.find_rows(tx, user_id, kinds=["fact"])]
+            return facts, rows
+
+        return self._forget_some(user_id, plan)[0]
+
+    def forget_facts(
+        self, user_id: str, *, subject: str | None = None, fact_id: str | None = None
+    ) -> list[CoreFact]:
+        """Forget a fact totally: see the module docstring for what goes."""
+        check_user(user_id)
+
+        def plan(tx: Tx) -> tuple[list[CoreFact], list[Row]]:
+            removed = self.facts_log.matching(tx, user_id, subject=subject, fact_id=fact_id)
+            if not removed:
+                return [], []
+            self.facts_log.delete(tx, user_id, [f.id for f in removed])
+            subjects = {f.subject for f in removed}
+            fact_ids = {fact_record_id(user_id, f.id) for f in removed}
+            stated: dict[str, set[int]] = {}
+            for f in removed:
+                if f.source_turn is not None and f.source_thread is not None:
+                    stated.setdefault(f.source_thread, set()).add(f.source_turn)
+            rows: list[Row] = []
+            for row, record in self.records.find_rows(tx, user_id, kinds=["fact"]):
+                if record.id in fact_ids or record.metadata.get("subject") in subjects:
+                    rows.append(row)
+            rows += self._forget_turns_in(tx, user_id, stated)
+            return removed, rows
+
+        return self._forget_some(user_id, plan)[0]
+
+    # -- forgetting ------------------------------------------------------------------
+
+    def _forget_turns_in(self, tx: Tx, user_id: str, turns: Mapping[str, set[int]]) -> list[Row]:
+        """Delete turns from the log, and the rows of their records and of the summaries
+        that folded them in (inside ``tx``); returns the rows to forget."""
+        rows: list[Row] = []
+        if not turns:
+            return rows
+        ids = [turn_record_id(user_id, thread, i) for thread, idx in turns.items() for i in idx]
+        rows += [row for row, _ in self.records.find_rows(tx, user_id, ids=ids)]
+        for row, record in self.records.find_rows(tx, user_id, kinds=["summary"]):
+            cited = turns.get(record.thread_id or "", set())
+            if cited & {
+                int(s[5:]) for s in record.sources if s.startswith("turn:") and s[5:].isdigit()
+            }:
+                rows.append(row)
+        for thread, idx in turns.items():
+            self.threads_log.delete_turns(tx, user_id, thread, idx)
+            head = self.threads_log.head(tx, user_id, thread)
+            if head.exists and head.summary and head.summarized_through >= min(idx):
+                ThreadLog.drop_summary(tx, user_id, thread)
+        return rows
+
+    def forget_turns(
+        self,
+        user_id: str,
+        thread_id: str,
+        turns: Sequence[int],
+        *,
+        placeholder: str | None = None,
+    ) -> int:
+        """Forget some turns of a thread: from the log, the archive and the summaries
+        that carry them. With ``placeholder``, each turn is replaced by one user message
+        with that text (at the same turn number). Returns the archive records deleted."""
+        check_user(user_id)
+
+        def plan(tx: Tx) -> tuple[list[CoreFact], list[Row]]:
+            rows = self._forget_turns_in(tx, user_id, {thread_id: set(turns)})
+            if placeholder is not None:
+                self.threads_log.insert_placeholders(tx, user_id, thread_id, turns, placeholder)
+            return [], rows
+
+        return self._forget_some(user_id, plan)[1]
+
+    def _forget_some(
+        self, user_id: str, plan: Callable[[Tx], tuple[list[CoreFact], list[Row]]]
+    ) -> tuple[list[CoreFact], int]:
+        """Run a partial forget: ``plan`` deletes what it owns and returns the record rows.
+
+        Returns the facts ``plan`` removed and the number of records deleted.
+        """
+        with self.db.write() as tx:
+            self.db.lock_key(tx, user_key(user_id), shared=True)
+            facts, rows = plan(tx)
+            rows = list({str(r[1]): r for r in rows}.values())  # each record once
+            rows = self._with_citing(tx, user_id, rows)
+            self.records.forget_rows(tx, user_id, rows, whole_user=False)
+        self.records.finish_forget(user_id, rows, whole_user=False)
+        self._purge()
+        return facts, len(rows)
+
+    def _with_citing(self, tx: Tx, user_id: str, rows: list[Row]) -> list[Row]:
+        """``rows`` plus the user's records whose sources cite one of them (observations)."""
+        if not rows:
+            return rows
+        gone = {str(r[1]) for r in rows}
+        for row, record in self.records.find_rows(tx, user_id, kinds=["observation", "fact"]):
+            if str(row[1]) not in gone and gone & set(record.sources):
+                rows.append(row)
+                gone.add(str(row[1]))
+        return rows
+
+    def _purge(self) -> None:
+        """After a forget: overwrite what the database keeps of deleted rows (the WAL)."""
+        checkpoint = getattr(self.db, "checkpoint", None)
+        if checkpoint is not None:
+            checkpoint()
+
+    def forget_thread(self, user_id: str, thread_id: str) -> int:
+        """Delete one thread: its log, its head and its archived records."""
+        check_user(user_id)
+        with self.db.write() as tx:
+            self.db.lock_key(tx, user_key(user_id), shared=True)
+            rows = self.records.user_rows(tx, user_id, thread_id=thread_id)
+            self.threads_log.delete_thread(tx, user_id, thread_id)
+            self.records.forget_rows(tx, user_id, rows, whole_user=False)
+        self.records.finish_forget(user_id, rows, whole_user=False)
+        self._purge()
+        return len(rows)
+
+    def forget_user(self, user_id: str) -> int:
+        """Delete a user from every table and index (see the module docstring)."""
+        check_user(user_id)
+        with self.db.write() as tx:
+            self.db.lock_key(tx, user_key(user_id))
+            rows = self.records.user_rows(tx, user_id)
+            self.records.forget_rows(tx, user_id, rows, whole_user=True)
+            self.threads_log.delete_user(tx, user_id)
+            self.facts_log.delete_user(tx, user_id)
+            tx.execute("INSERT INTO users (user_id) VALUES (?) ON CONFLICT DO NOTHING", (user_id,))
+            tx.execute("UPDATE users SET generation=generation+1 WHERE user_id=?", (user_id,))
+        self.records.finish_forget(user_id, rows, whole_user=True)
+        self._purge()
+        logger.info("forgot user %s (%d archive records)", user_id, len(rows))
+        return len(rows)
+
+    # -- users -----------------------------------------------------------------------
+
+    def users(self) -> list[str]:
+        """Users with a thread, a fact or an archive record."""
+        with self.db.read() as tx:
+            rows = tx.execute(
+                "SELECT user_id FROM threads UNION SELECT user_id FROM facts UNION "
+                "SELECT DISTINCT user_id FROM records ORDER BY 1"
+            ).fetchall()
+        return [str(r[0]) for r in rows]
+
+    def export_user(self, user_id: str) -> dict[str, Any]:
+        """A user's whole memory, JSON-ready: records, audit events, threads, core facts."""
+        check_user(user_id)
+        data = self.records.export_user(user_id)
+        data["threads"] = self.threads_log.export(user_id)
+        data["core_memory"] = [f.to_dict() for f in self.load_facts(user_id)[1]]
+        data["exported_at"] = datetime.now(timezone.utc).isoformat()
+        return data
+
+    def close(self) -> None:
+        """Flush and close the record store and the database."""
+        try:
+            self.records.close()
+        finally:
+            self.db.close()  # type: ignore[attr-defined]
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}({self.where!r})"

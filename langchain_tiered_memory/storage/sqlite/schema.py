@@ -1,0 +1,140 @@
+"""The tables of the SQLite backend (one file: ``archive.sqlite``).
+
+Everything that lasts shares one database, so a compression (the archived
+turns, the thread's new head, the audit events) or a forget commits in one
+transaction:
+
+* ``records`` (+ ``records_fts_s<n>`` keyword shards, the vector blobs) -
+  the archive; ``vector_outbox`` and ``deleted_vectors`` keep vector indexes
+  outside SQLite in step (another process's FAISS copy catches up from them);
+* ``messages`` - the turn log, appended to, never rewritten; ``threads`` -
+  one small head row per thread (summary, where the buffer starts, ...);
+* ``facts`` - every version of every core fact;
+* ``users`` - a user's generation (bumped by each forget) and core version;
+* ``forgotten_messages`` - digests of forgotten message ids, so a client that
+  replays an old conversation (a LangGraph state) cannot write it back;
+* ``audit_events`` and ``meta``.
+
+Schema 1 (archive only; thread buffers and core memory in ``state.sqlite``)
+is upgraded in place on open (see :mod:`.migrate`).
+"""
+
+from __future__ import annotations
+
+from langchain_tiered_memory.storage.sqlite.db import SQLiteDatabase
+
+__all__ = ["SCHEMA_VERSION", "create_schema"]
+
+SCHEMA_VERSION = 2
+
+_TABLES = """
+CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS records (
+    rid INTEGER PRIMARY KEY AUTOINCREMENT,
+    id TEXT NOT NULL UNIQUE,
+    user_id TEXT NOT NULL,
+    thread_id TEXT,
+    kind TEXT NOT NULL,
+    text TEXT NOT NULL,
+    created_at INTEGER NOT NULL,
+    last_accessed_at INTEGER,
+    importance REAL NOT NULL,
+    sources TEXT NOT NULL,
+    metadata TEXT NOT NULL,
+    vector BLOB
+);
+CREATE INDEX IF NOT EXISTS records_user_thread
+    ON records (user_id, thread_id, kind, created_at);
+CREATE INDEX IF NOT EXISTS records_user_created ON records (user_id, created_at);
+CREATE TABLE IF NOT EXISTS vector_outbox (
+    rid INTEGER PRIMARY KEY,
+    record_id TEXT NOT NULL,
+    op TEXT NOT NULL CHECK (op IN ('add', 'delete'))
+);
+CREATE TABLE IF NOT EXISTS deleted_vectors (
+    seq INTEGER PRIMARY KEY AUTOINCREMENT,
+    rid INTEGER NOT NULL
+);
+CREATE TABLE IF NOT EXISTS audit_events (
+    id INTEGER PRIMARY KEY AUTOINCREMENT,
+    at INTEGER NOT NULL,
+    user_id TEXT NOT NULL,
+    thread_id TEXT,
+    kind TEXT NOT NULL,
+    payload TEXT NOT NULL
+);
+CREATE INDEX IF NOT EXISTS audit_events_user ON audit_events (user_id, id);
+CREATE TABLE IF NOT EXISTS users (
+    user_id TEXT PRIMARY KEY,
+    generation INTEGER NOT NULL DEFAULT 0,
+    core_version INTEGER NOT NULL DEFAULT 0
+);
+CREATE TABLE IF NOT EXISTS threads (
+    user_id TEXT NOT NULL,
+    thread_id TEXT NOT NULL,
+    version INTEGER NOT NULL DEFAULT 0,
+    next_turn INTEGER NOT NULL DEFAULT 0,
+    buffer_start INTEGER NOT NULL DEFAULT 0,
+    summary TEXT NOT NULL DEFAULT '',
+    summarized_through INTEGER NOT NULL DEFAULT -1,
+    compress_seq INTEGER NOT NULL DEFAULT 0,
+    failures INTEGER NOT NULL DEFAULT 0,
+    extracted_through INTEGER NOT NULL DEFAULT -1,
+    system_prompt TEXT NOT NULL DEFAULT '',
+    last_seq INTEGER NOT NULL DEFAULT 0,
+    updated_at INTEGER NOT NULL,
+    PRIMARY KEY (user_id, thread_id)
+);
+CREATE TABLE IF NOT EXISTS messages (
+    seq INTEGER PRIMARY KEY AUTOINCREMENT,
+    user_id TEXT NOT NULL,
+    thread_id TEXT NOT NULL,
+    turn INTEGER NOT NULL,
+    message_id TEXT,
+    at INTEGER NOT NULL,
+    body TEXT NOT NULL
+);
+CREATE INDEX IF NOT EXISTS messages_thread ON messages (user_id, thread_id);
+CREATE INDEX IF NOT EXISTS messages_turn ON messages (user_id, thread_id, turn);
+CREATE UNIQUE INDEX IF NOT EXISTS messages_id ON messages (user_id, thread_id, message_id);
+CREATE TABLE IF NOT EXISTS facts (
+    seq INTEGER PRIMARY KEY AUTOINCREMENT,
+    user_id TEXT NOT NULL,
+    fact_id TEXT NOT NULL UNIQUE,
+    subject TEXT NOT NULL,
+    block TEXT NOT NULL,
+    status TEXT NOT NULL,
+    body TEXT NOT NULL
+);
+CREATE INDEX IF NOT EXISTS facts_user ON facts (user_id, subject, block);
+CREATE TABLE IF NOT EXISTS forgotten_messages (
+    user_id TEXT NOT NULL,
+    digest TEXT NOT NULL,
+    PRIMARY KEY (user_id, digest)
+) WITHOUT ROWID
+"""
+
+
+def create_schema(db: SQLiteDatabase) -> int:
+    """Create the tables that are missing; return the schema version found (0: new file).
+
+    Raises:
+        ValueError: if a newer version of the package wrote the file.
+    """
+    with db.write() as tx:
+        for statement in _TABLES.split(";"):
+            if statement.strip():
+                tx.execute(statement)
+        row = tx.execute("SELECT value FROM meta WHERE key='schema'").fetchone()
+        found = int(row[0]) if row else 0
+        if found > SCHEMA_VERSION:
+            raise ValueError(
+                f"{db.where} was written by a newer version (schema {found}); upgrade "
+                "langchain-tiered-memory"
+            )
+        tx.execute(
+            "INSERT INTO meta (key, value) VALUES ('schema', ?) ON CONFLICT(key) DO UPDATE "
+            "SET value=excluded.value",
+            (str(SCHEMA_VERSION),),
+        )
+    return found
