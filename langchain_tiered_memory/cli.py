@@ -277,11 +277,12 @@ def bench_tokens(
             "ConversationSummaryBufferMemory (extra 'peers') with the same summariser."
         ),
     ] = False,
-    recall: Annotated[
+    dense_recall: Annotated[
         bool,
         typer.Option(
-            help="Replay into a temporary MemoryStore so the gate and recall run "
-            "(offline embedder; slower)."
+            help="Replay into a temporary on-disk MemoryStore with the default embedder "
+            "(dense + keyword recall, as in production; slower) instead of each memory's "
+            "in-memory store (keyword recall)."
         ),
     ] = False,
 ) -> None:
@@ -321,7 +322,7 @@ def bench_tokens(
             keep_series=plot is not None,
             peers=PEERS if peers else (),
             peer_model=peer_model,
-            recall=recall,
+            dense_recall=dense_recall,
         )
     result["data"] = str(data)
     result["summarizer"] = summarizer

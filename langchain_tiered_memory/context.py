@@ -85,6 +85,7 @@ __all__ = [
     "render_core",
     "render_recalled",
     "split_core",
+    "split_turn_memory",
     "water_fill",
 ]
 
@@ -434,6 +435,35 @@ def _marginal(messages: Sequence[BaseMessage], counter: TokenCounter) -> int:
 
 def _core_message(core: str) -> SystemMessage:
     return SystemMessage(CORE_HEADER + core)
+
+
+def split_turn_memory(text: str) -> tuple[str, str, str]:
+    """A user message's text as ``(recent core facts, recalled records, the user's text)``.
+
+    For readers of a prompt (displays, the echo model); the parts come
+    without their headers, and are empty when the text carries no per-turn
+    block. Everything quoted inside the block is
+    escaped, so its first closing tag is the real one.
+
+    Example:
+        >>> from langchain_core.messages import HumanMessage
+        >>> turn = Turn(0, (HumanMessage("Dinner ideas?"),), tokens=10)
+        >>> from langchain_tiered_memory.tokens import OpenAITokenCounter
+        >>> ctx = assemble_context(budget=TokenBudget(context_window=1024),
+        ...                        counter=OpenAITokenCounter(), turns=[turn],
+        ...                        recalled=[RecalledMemory("Ana is vegan.")])
+        >>> core, recalled, said = split_turn_memory(ctx.messages[-1].content)
+        >>> core, recalled, said
+        ('', '<memory source="archive">Ana is vegan.</memory>', 'Dinner ideas?')
+    """
+    end = text.find(TURN_MEMORY_CLOSE)
+    if not text.startswith(TURN_MEMORY_OPEN) or end < 0:
+        return "", "", text
+    inner = text[len(TURN_MEMORY_OPEN) : end]
+    rest = text[end + len(TURN_MEMORY_CLOSE) :]
+    said = rest[len(TURN_MEMORY_SEPARATOR) :] if rest.startswith(TURN_MEMORY_SEPARATOR) else rest
+    core, _, recalled = inner.partition(RECALL_HEADER)
+    return core.removeprefix(CORE_RECENT_HEADER).strip(), recalled.strip(), said
 
 
 def _turn_memory(recent_part: str, records: Sequence[RecalledMemory]) -> str:

@@ -108,8 +108,8 @@ def test_llm_upkeep_stays_under_a_quarter_call_per_turn(locomo_fixture) -> None:
     assert report["llm_calls_per_turn"] <= 0.25
 
 
-def test_recall_replay_quotes_records_after_the_cached_prefix(locomo_fixture) -> None:
-    report = run_tokens_bench(load_locomo(locomo_fixture), context_window=2048, recall=True)
-    assert report["recall"] and report["prompts_with_recall"] > 0
+def test_dense_recall_replay_keeps_the_prefix(locomo_fixture) -> None:
+    report = run_tokens_bench(load_locomo(locomo_fixture), context_window=2048, dense_recall=True)
+    assert report["dense_recall"] and report["prompts_with_recall"] > 0
     assert report["violations"] == 0
     assert report["prefix_reuse_mean"] > 0.75

@@ -10,10 +10,12 @@ provider's prompt cache can reuse (OpenAI caches identical prefixes of 1,024+
 tokens automatically, Anthropic at ``cache_control`` breakpoints). It is the
 mean over every prompt that has a previous one in its conversation.
 
-With ``recall=True`` each conversation is replayed into a
-:class:`~langchain_tiered_memory.store.MemoryStore` in a temporary directory,
-so the gate runs on every message and recalled records reach the prompts (the
-store's default offline embedder; slower).
+The gate runs on every message and recalled records reach the prompts: by
+default each memory recalls from its private in-memory store (keywords
+only); with ``dense_recall=True`` each conversation is replayed into an
+on-disk :class:`~langchain_tiered_memory.store.MemoryStore` in a temporary
+directory with the default offline embedder (dense + keyword recall, as in
+production; slower).
 
 With ``peers=PEERS`` it replays the same messages through the peer
 strategies of :mod:`langchain_tiered_memory.bench.peers` (full history,
@@ -119,7 +121,7 @@ def run_tokens_bench(
     keep_series: bool = False,
     peers: Sequence[str] = (),
     peer_model: BaseChatModel | None = None,
-    recall: bool = False,
+    dense_recall: bool = False,
 ) -> dict[str, Any]:
     """Replay ``conversations`` and return the JSON-ready report.
 
@@ -140,9 +142,10 @@ def run_tokens_bench(
             the same model ``summarizer_factory`` wraps. Default: the
             extractive summariser behind a fake chat model
             (:class:`~langchain_tiered_memory.bench.peers.ExtractiveChatModel`).
-        recall: Replay into a temporary
-            :class:`~langchain_tiered_memory.store.MemoryStore` so recall runs
-            (the gate decides on every message).
+        dense_recall: Replay into a temporary on-disk
+            :class:`~langchain_tiered_memory.store.MemoryStore` with the default
+            embedder (dense + keyword recall) instead of each memory's private
+            in-memory store (keyword recall).
 
     Raises:
         ValueError: for an unknown peer name.
@@ -175,7 +178,7 @@ def run_tokens_bench(
             "extractor": extractor_factory() if extractor_factory else None,
             "extract_every": extract_every,
         }
-        if recall:
+        if dense_recall:
             from langchain_tiered_memory.store import MemoryStore
 
             folder = stores.enter_context(tempfile.TemporaryDirectory())
@@ -291,7 +294,7 @@ def run_tokens_bench(
         "mean_prompt_tokens": round(sum(all_prompts) / turns, 1) if turns else 0,
         "violations": violations,
         "prefix_reuse_mean": _mean(reuse),
-        "recall": recall,
+        "dense_recall": dense_recall,
         "prompts_with_recall": recalled_prompts,
         "final_prompt_tokens_mean": round(sum(final) / len(final), 1) if final else 0,
         "full_history_final_tokens": round(sum(full_final) / len(full_final), 1)
