@@ -99,7 +99,7 @@ def main() -> None:
         memory = resolver.get("ana", "ana:today")
         print("--- memory ---")
         print(f"gate before the last model call: {memory.last_gate.reason}")
-        recalls = store.archive.audit.events("ana", kinds=["recall"])
+        recalls = store.audit.events("ana", kinds=["recall"])
         print(f"audit: {len(recalls)} recall event(s) for ana (gate-driven and by the tool)")
         print(f"pinned system prompt: {memory.system_prompt!r}")
         print(f"buffered messages: {[m.type for m in memory.messages]}")

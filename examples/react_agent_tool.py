@@ -101,7 +101,7 @@ def main() -> None:
         print("--- final answer ---")
         print(result["messages"][-1].content)
 
-        events = store.archive.audit.events(user_id="ana", kinds=["recall"])
+        events = store.audit.events(user_id="ana", kinds=["recall"])
         print(f"--- audit: {len(events)} recall event(s) for ana ---")
         store.close()
 

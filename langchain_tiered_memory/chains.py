@@ -59,7 +59,7 @@ from pydantic import PrivateAttr
 from langchain_tiered_memory.budget import TokenBudget
 from langchain_tiered_memory.buffer import BufferState
 from langchain_tiered_memory.clipping import clip_message, clip_text
-from langchain_tiered_memory.context import ContextWindow
+from langchain_tiered_memory.context import RECALL_HEADER, ContextWindow
 from langchain_tiered_memory.identity import (
     DEFAULT_THREAD,
     IdentityError,
@@ -306,7 +306,16 @@ def _trim_to(
     if dropped:
         logger.debug("left %d older turn(s) out of the view to keep reserve room", dropped)
     tail = [m for g in groups for m in g]
-    return [*messages[:head], *_clip_tail(messages[:head], tail, limit, counter, tools_tokens)]
+    lead = list(messages[:head])
+    clipped = _clip_tail(lead, tail, limit, counter, tools_tokens)
+    if counter.count_messages([*lead, *clipped]) + tools_tokens > limit:
+        # the recalled records are this turn's extra: they give way before the newest turn
+        kept = [m for m in lead if not message_text(m).startswith(RECALL_HEADER)]
+        if len(kept) < len(lead):
+            logger.debug("left the recalled records out of the view to keep reserve room")
+            lead = kept
+            clipped = _clip_tail(lead, tail, limit, counter, tools_tokens)
+    return [*lead, *clipped]
 
 
 def _clip_tail(
@@ -940,6 +949,11 @@ class TieredConversationMemory(BaseMemory):
     * ``memory_key``, ``input_key``, ``output_key``, ``return_messages``,
       ``human_prefix`` and ``ai_prefix`` behave as in the classic class.
 
+    * Without ``store=`` the memory keeps to what the classic class did -
+      the summary and the recent turns, plus core facts - and recalls
+      nothing (``gate="never"``); with a :class:`~langchain_tiered_memory.store.MemoryStore`
+      it is durable and recalls from its archive.
+
     ``load_memory_variables(inputs)`` knows the new input, so recall is gated
     on it and the history leaves room for it: older turns are left out of
     this prompt (not out of the memory) until history plus input fit the
@@ -1064,6 +1078,10 @@ class TieredConversationMemory(BaseMemory):
             raise ValueError("Give llm= (the classic summariser) or summarizer=, not both.")
         if prompt is not None and llm is None:
             raise ValueError("prompt= is the summary prompt of llm=; give llm= too.")
+        if kwargs.get("store") is None:
+            # the drop-in keeps to what ConversationSummaryBufferMemory did - summary, recent
+            # turns (and core facts): recall, of a durable archive, comes with store=
+            kwargs.setdefault("gate", "never")
         memory = TieredMemory(**kwargs)
         if llm is not None:
             memory.summarizer = ClassicSummarizer(

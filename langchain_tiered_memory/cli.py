@@ -436,6 +436,48 @@ def bench_overhead(
     write_json(result, out)
 
 
+@bench_app.command("writes")
+def bench_writes(
+    turns: Annotated[
+        str, typer.Option(help="Turns already in the thread before timing, comma-separated.")
+    ] = "100,1000,10000",
+    samples: Annotated[int, typer.Option(help="One-message adds timed per size.")] = 200,
+    model: Annotated[str, typer.Option(help="Model name (tokenizer and window).")] = (
+        "gpt-4o-mini"
+    ),
+    context_window: Annotated[
+        int | None, typer.Option(help="Override the model's window (default: the model's).")
+    ] = None,
+    out: Annotated[Path | None, typer.Option(help="Write the JSON result here.")] = None,
+) -> None:
+    """Add latency p50/p95 as a thread grows: an add costs what it adds."""
+    from langchain_tiered_memory.bench.writes import run_writes_bench, writes_table
+
+    try:
+        sizes = [int(x) for x in turns.split(",") if x.strip()]
+    except ValueError as exc:
+        raise typer.BadParameter(
+            f"not a list of integers: {turns!r}", param_hint="--turns"
+        ) from exc
+    if not sizes or min(sizes) < 0:
+        raise typer.BadParameter("give non-negative integers, e.g. 100,1000", param_hint="--turns")
+    if samples < 1:
+        raise typer.BadParameter("must be >= 1", param_hint="--samples")
+    with console.status("running") as status:
+        result = run_writes_bench(
+            sizes,
+            samples=samples,
+            model=model,
+            context_window=context_window,
+            on_progress=lambda m: status.update(m),
+        )
+    console.print(writes_table(result))
+    console.print(
+        f"p50 at {sizes[-1]:,} turns / p50 at {sizes[0]:,}: {result['p50_ratio_last_to_first']}"
+    )
+    write_json(result, out)
+
+
 @bench_app.command("concurrency")
 def bench_concurrency(
     users: Annotated[

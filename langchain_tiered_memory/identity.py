@@ -93,7 +93,7 @@ def given_id(value: Any, name: str) -> str | None:
     Raises:
         TypeError: if ``value`` is given but is not a string (``0``, ``False``,
             a UUID object...): ids are never converted silently.
-        ValueError: for a string no store can hold (a NUL, a lone surrogate, ...).
+        IdentityError: for a string no store can hold (a NUL, a lone surrogate, ...).
 
     Example:
         >>> given_id("ana", "user_id"), given_id("  ", "user_id"), given_id(None, "user_id")
@@ -106,7 +106,12 @@ def given_id(value: Any, name: str) -> str | None:
             f"{name} must be a string, got {type(value).__name__} {value!r}. "
             "Pass str(...) yourself if that is what you mean."
         )
-    return check_id(value, name) if value.strip() else None
+    if not value.strip():
+        return None
+    try:
+        return check_id(value, name)
+    except ValueError as exc:
+        raise IdentityError(str(exc)) from exc
 
 
 def _lookup(holder: Any, key: str) -> Any:

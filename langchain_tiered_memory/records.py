@@ -223,8 +223,10 @@ def summary_record(
     """The archive record of a thread's running summary (kind ``summary``).
 
     Its id is :func:`~langchain_tiered_memory.ids.summary_record_id`, its
-    sources the turns the compression folded in (``turn:N``), so forgetting a
-    turn finds the summaries that carry it.
+    sources the turns the compression folded in (``turn:N``) and its
+    metadata ``through``: a running summary carries every turn up to it (each
+    summary folds in the one before), which is how forgetting a turn finds
+    the summaries to drop.
 
     Example:
         >>> r = summary_record(user_id="ana", thread_id="t1", summary="Ana likes tea.",
@@ -241,6 +243,7 @@ def summary_record(
         sources=tuple(f"turn:{i}" for i in turns),
         importance=4.0,
         created_at=created_at,
+        metadata={"through": int(through)},
     )
 
 

@@ -122,6 +122,15 @@ class RecordWriter(Protocol):
         ...
 
 
+def _summary_through(record: MemoryRecord) -> int:
+    """The newest turn a summary record carries (every one before it too)."""
+    through = record.metadata.get("through")
+    if isinstance(through, int):
+        return through
+    tail = record.id.rsplit(":", 1)[-1]  # records written before ``through`` was kept
+    return int(tail) if tail.isdigit() else 10**12
+
+
 class _Stale(Exception):
     """Raised inside a transaction to roll it back: the thread changed meanwhile."""
 
@@ -341,10 +350,8 @@ class SQLBackend:
         ids = [turn_record_id(user_id, thread, i) for thread, idx in turns.items() for i in idx]
         rows += [row for row, _ in self.records.find_rows(tx, user_id, ids=ids)]
         for row, record in self.records.find_rows(tx, user_id, kinds=["summary"]):
-            cited = turns.get(record.thread_id or "", set())
-            if cited & {
-                int(s[5:]) for s in record.sources if s.startswith("turn:") and s[5:].isdigit()
-            }:
+            cited = turns.get(record.thread_id or "")
+            if cited and _summary_through(record) >= min(cited):  # it carries them
                 rows.append(row)
         for thread, idx in turns.items():
             self.threads_log.delete_turns(tx, user_id, thread, idx)

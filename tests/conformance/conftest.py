@@ -1,0 +1,142 @@
+"""The storage conformance suite: every backend passes the same tests.
+
+Each backend is a :class:`Backend`: how to open (and reopen) a
+:class:`~langchain_tiered_memory.store.MemoryStore` on it, whether it lasts
+across a reopen, and which files it writes (for the byte-level forget
+checks). The tests only use the public API, so a new backend joins by
+adding one entry to :func:`backends`.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import pytest
+from langchain_core.embeddings import Embeddings
+from langchain_core.vectorstores import InMemoryVectorStore
+
+from langchain_tiered_memory.store import MemoryStore
+
+#: Word stems the fake embedder has an axis for (texts sharing one are similar).
+STEMS = (
+    "peanut",
+    "allerg",
+    "berlin",
+    "paris",
+    "jazz",
+    "tea",
+    "coffee",
+    "cat",
+    "dog",
+    "train",
+    "zebra",
+    "lamp",
+    "secret",
+)
+
+
+class Stems(Embeddings):
+    """One axis per stem plus a constant one: fast, predictable dense search."""
+
+    def _vector(self, text: str) -> list[float]:
+        words = re.findall(r"\w+", text.lower())
+        raw = [float(sum(w.startswith(s) for w in words)) for s in STEMS] + [0.1]
+        norm = math.sqrt(sum(x * x for x in raw))
+        return [x / norm for x in raw]
+
+    def embed_documents(self, texts: list[str]) -> list[list[float]]:
+        return [self._vector(t) for t in texts]
+
+    def embed_query(self, text: str) -> list[float]:
+        return self._vector(text)
+
+
+@dataclass
+class Backend:
+    """One storage backend under test.
+
+    Attributes:
+        name: The test id.
+        open: Opens a store on the backend's data (again: same data).
+        durable: Data survives ``close()`` and a new ``open()``.
+        files: The files the backend writes (scanned byte by byte after a
+            forget); empty for a backend that keeps nothing in files here.
+        opened: Stores opened by the test (closed at teardown).
+    """
+
+    name: str
+    open_store: Callable[[], MemoryStore]
+    durable: bool
+    files: Callable[[], list[Path]] = lambda: []
+    opened: list[MemoryStore] = field(default_factory=list)
+
+    def open(self) -> MemoryStore:
+        store = self.open_store()
+        self.opened.append(store)
+        return store
+
+
+def _files(root: Path) -> Callable[[], list[Path]]:
+    return lambda: sorted(p for p in root.rglob("*") if p.is_file())
+
+
+def _sqlite(tmp: Path) -> Backend:
+    path = tmp / "data"
+    return Backend(
+        "sqlite",
+        lambda: MemoryStore(path, embeddings=Stems(), index_save_every=1),
+        durable=True,
+        files=_files(tmp),
+    )
+
+
+def _memory(tmp: Path) -> Backend:
+    shared: list[MemoryStore] = []
+
+    def open_store() -> MemoryStore:
+        # one in-memory store per test; "reopening" it is handing out the same object
+        if not shared:
+            shared.append(MemoryStore(embeddings=Stems()))
+        return shared[0]
+
+    return Backend("memory", open_store, durable=False)
+
+
+def _vectorstore(tmp: Path) -> Backend:
+    path = tmp / "data"
+    vectors = InMemoryVectorStore(Stems())  # the "remote" store outlives the SQLite side
+    return Backend(
+        "vectorstore",
+        lambda: MemoryStore(path, vector_store=vectors),
+        durable=True,
+        files=_files(tmp),
+    )
+
+
+BACKENDS: dict[str, Callable[[Path], Backend]] = {
+    "sqlite": _sqlite,
+    "memory": _memory,
+    "vectorstore": _vectorstore,
+}
+
+
+@pytest.fixture(params=sorted(BACKENDS))
+def backend(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Backend]:
+    made = BACKENDS[request.param](tmp_path)
+    yield made
+    for store in reversed(made.opened):
+        store.close()  # idempotent: a test may have closed it already
+
+
+@pytest.fixture
+def store(backend: Backend) -> MemoryStore:
+    return backend.open()
+
+
+def file_bytes(backend: Backend) -> bytes:
+    """Every byte of every file the backend wrote."""
+    return b"".join(p.read_bytes() for p in backend.files())

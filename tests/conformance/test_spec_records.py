@@ -1,0 +1,84 @@
+"""Conformance: the archive - isolation, filters, idempotency, updates, deletes."""
+
+from __future__ import annotations
+
+from datetime import datetime, timedelta, timezone
+
+import pytest
+
+from langchain_tiered_memory.records import MemoryRecord
+from langchain_tiered_memory.store import MemoryStore
+
+T0 = datetime(2025, 3, 1, tzinfo=timezone.utc)
+
+
+def rec(user: str, text: str, id: str, **kw: object) -> MemoryRecord:
+    return MemoryRecord.new(user_id=user, kind=kw.pop("kind", "fact"), text=text, id=id, **kw)  # type: ignore[arg-type]
+
+
+def test_users_never_see_each_others_records(store: MemoryStore) -> None:
+    store.archive.add(
+        [
+            rec("ana", "ana is allergic to peanuts", "a1"),
+            rec("bob", "bob is allergic to peanuts too", "b1"),
+            rec("bob", "bob likes jazz", "b2"),
+        ]
+    )
+    for user, mine in (("ana", {"a1"}), ("bob", {"b1", "b2"})):
+        keyword = {r.id for r, _ in store.archive.keyword_search("allergic peanuts", user_id=user)}
+        dense = {r.id for r, _ in store.archive.dense_search("peanut allergy", user_id=user)}
+        assert keyword <= mine and keyword, (user, keyword)
+        assert dense <= mine and dense, (user, dense)
+        assert {r.id for r in store.archive.records(user)} == mine
+        assert {r.id for r in store.archive.get(["a1", "b1", "b2"], user_id=user)} == mine
+        assert store.archive.count(user) == len(mine)
+    assert store.archive.keyword_search("peanuts", user_id="carol") == []
+    assert store.archive.dense_search("peanuts", user_id="carol") == []
+
+
+def test_filters_by_thread_kind_and_time(store: MemoryStore) -> None:
+    store.archive.add(
+        [
+            rec("ana", "tea in paris", "r1", kind="turn", thread_id="t1", created_at=T0),
+            rec("ana", "tea in berlin", "r2", kind="turn", thread_id="t2", created_at=T0),
+            rec("ana", "tea lover", "r3", created_at=T0 + timedelta(days=2)),
+        ]
+    )
+    search = store.archive.keyword_search
+    assert {r.id for r, _ in search("tea", user_id="ana", thread_id="t1")} == {"r1"}
+    assert {r.id for r, _ in search("tea", user_id="ana", kinds="fact")} == {"r3"}
+    window = {"since": T0, "until": T0 + timedelta(days=1)}  # since inclusive, until exclusive
+    assert {r.id for r, _ in search("tea", user_id="ana", **window)} == {"r1", "r2"}
+    dense = store.archive.dense_search("tea", user_id="ana", thread_id="t2", kinds="turn")
+    assert [r.id for r, _ in dense] == ["r2"]
+    assert [r.id for r in store.archive.records("ana", since=T0 + timedelta(days=1))] == ["r3"]
+
+
+def test_adds_are_idempotent_and_ids_belong_to_one_user(store: MemoryStore) -> None:
+    first = rec("ana", "ana owns a cat", "same")
+    store.archive.add([first])
+    store.archive.add([rec("ana", "a different text, same id", "same")])  # skipped
+    assert [r.text for r in store.archive.records("ana")] == ["ana owns a cat"]
+    with pytest.raises(ValueError, match="another user"):
+        store.archive.add([rec("bob", "bob's record", "new"), rec("bob", "steal", "same")])
+    assert store.archive.records("bob") == []  # the whole batch was rejected
+    assert store.archive.count() == 1
+
+
+def test_an_update_reindexes_both_searches(store: MemoryStore) -> None:
+    store.archive.add([rec("ana", "ana drinks coffee", "r1")])
+    old = store.archive.get(["r1"])[0]
+    store.archive.update_record(MemoryRecord(**{**old.__dict__, "text": "ana drinks tea now"}))
+    assert [r.id for r, _ in store.archive.keyword_search("tea", user_id="ana")] == ["r1"]
+    assert store.archive.keyword_search("coffee", user_id="ana") == []
+    top = store.archive.dense_search("tea", user_id="ana", n=1)
+    assert [r.text for r, _ in top] == ["ana drinks tea now"]
+
+
+def test_deletes_touch_only_the_named_users_records(store: MemoryStore) -> None:
+    store.archive.add([rec("ana", "ana lamp", "a1"), rec("bob", "bob lamp", "b1")])
+    assert store.archive.delete(["a1", "b1"], user_id="ana") == 1
+    assert [r.id for r in store.archive.records("bob")] == ["b1"]
+    assert store.archive.keyword_search("lamp", user_id="ana") == []
+    assert store.archive.dense_search("lamp", user_id="ana") == []
+    assert [r.id for r, _ in store.archive.dense_search("lamp", user_id="bob")] == ["b1"]
