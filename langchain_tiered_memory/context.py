@@ -157,8 +157,9 @@ class ContextWindow:
         return self.budget.input_budget
 
     def memory_first(self) -> list[BaseMessage]:
-        """The messages with the per-turn block moved to the head, as a system
-        message after the leading ones (the layout before the cache-stable one).
+        """The messages with the per-turn block moved to the head, as system
+        messages after the leading ones - the recent core facts, then the
+        recalled records (the layout before the cache-stable one).
 
         For prompts that put this history ahead of a new user message (legacy
         chains): there the block belongs with the history's head, not inside
@@ -192,7 +193,10 @@ class ContextWindow:
         while head < len(messages) and isinstance(messages[head], SystemMessage):
             head += 1
         inner = self.turn_memory[len(TURN_MEMORY_OPEN) : -len(TURN_MEMORY_CLOSE)]
-        return [*messages[:head], SystemMessage(inner), *messages[head:]]
+        core, found, recalled = inner.partition(RECALL_HEADER)
+        parts = [core.rstrip("\n"), found + recalled]  # as before: core, then recall
+        blocks = [SystemMessage(part) for part in parts if part]
+        return [*messages[:head], *blocks, *messages[head:]]
 
     def report(self) -> dict[str, Any]:
         """A JSON-ready summary of the token usage."""
