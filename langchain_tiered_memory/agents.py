@@ -55,8 +55,11 @@ def split_system(context: ContextWindow) -> tuple[SystemMessage | None, list[Bas
     """Merge the context's leading system messages into one, for agent APIs that
     take the system message apart from the conversation.
 
-    The pinned system prompt comes first, unchanged; core memory, the summary
-    and recalled records follow as labelled blocks.
+    The pinned system prompt comes first, unchanged; core memory and the
+    summary follow as labelled blocks. That system message changes only at a
+    compression, so a provider's prompt cache keeps it; the per-turn memory
+    (recalled records, facts from the recent turns) travels in the newest
+    user message, which stays in ``rest``.
     """
     system_parts: list[str] = []
     rest: list[BaseMessage] = []

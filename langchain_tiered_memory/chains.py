@@ -217,11 +217,17 @@ class _ViewMaker:
         return self._store(state, query, await _abuild_context(self.memory, query, recall))
 
     def shape(self, context: ContextWindow, extra_reserve: int = 0) -> list[BaseMessage]:
-        """The messages to hand out: trimmed for the reserve, pinned prompt dropped."""
+        """The messages to hand out: memory at the head, trimmed for the reserve,
+        pinned prompt dropped.
+
+        These chains put the history ahead of the new input, so the per-turn
+        memory block goes to the head of the view (where the chain's prompt
+        expects memory), not into an earlier user message.
+        """
         memory = self.memory
-        messages = list(context.messages)
+        messages = context.memory_first()
         reserve = self.reserve() + extra_reserve
-        if reserve:
+        if reserve or messages != context.messages:
             messages = _trim_to(
                 messages, memory.budget.input_budget - reserve, memory.counter, memory.tools_tokens
             )
@@ -984,7 +990,7 @@ class TieredConversationMemory(BaseMemory):
         650
         >>> memory.save_context({"input": "I live in Lisbon."}, {"response": "Lovely!"})
         >>> print(memory.load_memory_variables({})["history"])  # doctest: +ELLIPSIS
-        Core memory - facts about the user ...
+        Core memory from the recent turns - more facts about the user ...
         - home_city: lives in Lisbon (stated, turn 0, ...)
         Human: I live in Lisbon.
         AI: Lovely!

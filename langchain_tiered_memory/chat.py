@@ -59,7 +59,7 @@ def section_of(message: BaseMessage, memory: TieredMemory) -> str:
         ('system prompt', 'buffer: recent turns')
     """
     from langchain_tiered_memory.buffer import SUMMARY_HEADER
-    from langchain_tiered_memory.context import CORE_HEADER, RECALL_HEADER
+    from langchain_tiered_memory.context import CORE_HEADER, RECALL_HEADER, split_turn_memory
 
     if isinstance(message, SystemMessage):
         text = message_text(message)
@@ -72,6 +72,8 @@ def section_of(message: BaseMessage, memory: TieredMemory) -> str:
         if text == memory.system_prompt:
             return "system prompt"
         return "system"
+    if isinstance(message, HumanMessage) and any(split_turn_memory(message_text(message))[:2]):
+        return "buffer: newest turn, opened by this turn's memory (core, recall)"
     return "buffer: recent turns"
 
 

@@ -277,6 +277,14 @@ def bench_tokens(
             "ConversationSummaryBufferMemory (extra 'peers') with the same summariser."
         ),
     ] = False,
+    dense_recall: Annotated[
+        bool,
+        typer.Option(
+            help="Replay into a temporary on-disk MemoryStore with the default embedder "
+            "(dense + keyword recall, as in production; slower) instead of each memory's "
+            "in-memory store (keyword recall)."
+        ),
+    ] = False,
 ) -> None:
     """Replay conversations turn by turn; check every prompt against the budget."""
     from langchain_tiered_memory.bench.datasets import load_locomo
@@ -314,6 +322,7 @@ def bench_tokens(
             keep_series=plot is not None,
             peers=PEERS if peers else (),
             peer_model=peer_model,
+            dense_recall=dense_recall,
         )
     result["data"] = str(data)
     result["summarizer"] = summarizer
@@ -339,6 +348,7 @@ def _print_peers(peers: dict[str, Any]) -> None:
         "max prompt",
         "mean prompt",
         "violations",
+        "prefix reuse",
         "last prompt",
         "summariser calls/turn",
     ):
@@ -349,6 +359,7 @@ def _print_peers(peers: dict[str, Any]) -> None:
             str(row["max_prompt_tokens"]),
             str(row["mean_prompt_tokens"]),
             str(row["violations"]),
+            str(row["prefix_reuse_mean"]),
             str(row["final_prompt_tokens_mean"]),
             str(row["summarizer_calls_per_turn"]),
         )

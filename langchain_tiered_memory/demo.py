@@ -68,8 +68,15 @@ def token_bar(context: ContextWindow, width: int = 50) -> Text:
 def locate_fact(context: ContextWindow, needle: str) -> str | None:
     """Which part of the assembled context holds ``needle`` (case-insensitive)."""
     needle = needle.lower()
-    for message in context.messages[1:]:
+    for index, message in enumerate(context.messages[1:], start=1):
         text = message_text(message)
+        if index == context.turn_memory_index and context.turn_memory:
+            recent_core, _, recalled = context.turn_memory.partition(RECALL_HEADER)
+            if needle in recent_core.lower():
+                return "core memory"
+            if needle in recalled.lower():
+                return "recall"
+            text = text[len(context.turn_memory) :]  # the user's own words
         if needle not in text.lower():
             continue
         if isinstance(message, SystemMessage):

@@ -52,7 +52,12 @@ from langchain_tiered_memory.buffer import (
     turn_tokens,
 )
 from langchain_tiered_memory.consolidation import Reflector
-from langchain_tiered_memory.context import ContextWindow, RecalledMemory, assemble_context
+from langchain_tiered_memory.context import (
+    ContextWindow,
+    RecalledMemory,
+    assemble_context,
+    split_core,
+)
 from langchain_tiered_memory.core import CoreFact, CoreMemory, FactUpdate
 from langchain_tiered_memory.gate import GateConfig, GateDecision, LLMGate, decide_recall
 from langchain_tiered_memory.ids import check_id
@@ -223,6 +228,8 @@ class TieredMemory:
         reflector: Optional consolidation (Generative Agents' reflection):
             cited observations are archived once written facts pass its
             importance threshold. Off by default.
+        single_system_message: Merge the prompt's leading system messages into
+            one, for providers that take a single leading system message.
 
     Raises:
         ValueError: for a bad budget, an invalid user or thread id, or a
@@ -251,6 +258,7 @@ class TieredMemory:
         gate_config: GateConfig | None = None,
         recall_k: int = 5,
         reflector: Reflector | None = None,
+        single_system_message: bool = False,
     ) -> None:
         if budget is None:
             if context_window is None and model is None:
@@ -279,6 +287,7 @@ class TieredMemory:
         self.gate_config = gate_config or GateConfig()
         self.recall_k = recall_k
         self.reflector = reflector
+        self.single_system_message = single_system_message
         self.events: list[CompressionEvent] = []
         self.last_gate: GateDecision | None = None
         self._lock = threading.RLock()
@@ -803,16 +812,19 @@ class TieredMemory:
                 self.last_gate = gate
                 recalled = self.recall(query) if do_recall else []
             self.core.shrink_to(self.budget.caps["core"], self.counter)
+            core, core_recent = split_core(self.core.active(), state.turns)
             context = assemble_context(
                 budget=self.budget,
                 counter=self.counter,
                 system_prompt=self.head.system_prompt,
-                core=self.core.render(),
+                core=core,
+                core_recent=core_recent,
                 summary=state.summary,
                 summarized_through=state.summarized_through,
                 turns=state.turns,
                 recalled=recalled,
                 tools_tokens=self.tools_tokens,
+                single_system=self.single_system_message,
             )
             context = replace(context, gate=gate)
             self._audit(

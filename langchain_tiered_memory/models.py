@@ -170,7 +170,7 @@ class EchoChatModel(BaseChatModel):
 def echo_reply(messages: Sequence[BaseMessage], *, max_chars: int = 240) -> str:
     """The :class:`EchoChatModel`'s answer to ``messages``."""
     from langchain_tiered_memory.buffer import SUMMARY_HEADER
-    from langchain_tiered_memory.context import CORE_HEADER, RECALL_HEADER
+    from langchain_tiered_memory.context import CORE_HEADER, RECALL_HEADER, split_turn_memory
     from langchain_tiered_memory.turns import message_text
 
     def clip(text: str) -> str:
@@ -183,7 +183,15 @@ def echo_reply(messages: Sequence[BaseMessage], *, max_chars: int = 240) -> str:
         "recalled": RECALL_HEADER,
     }
     sections: list[str] = []
+    said = ""
     for message in messages:
+        if isinstance(message, HumanMessage):  # this turn's memory opens the newest one
+            core, recalled, said = split_turn_memory(message_text(message))
+            if core:
+                sections.append(f"core memory: {clip(core)}")
+            if recalled:
+                sections.append(f"recalled: {clip(recalled)}")
+            continue
         if not isinstance(message, SystemMessage):
             continue
         text = message_text(message)
@@ -194,7 +202,6 @@ def echo_reply(messages: Sequence[BaseMessage], *, max_chars: int = 240) -> str:
                 if label == "running summary":
                     body = body.split("\n", 1)[-1]
                 sections.append(f"{label}: {clip(body)}")
-    said = next((message_text(m) for m in reversed(messages) if isinstance(m, HumanMessage)), "")
     memory = "; ".join(sections) if sections else "none"
     return (
         f"[echo model - no LLM was called] You said: {clip(said)}\nMemory in my prompt: {memory}."

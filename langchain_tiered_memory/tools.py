@@ -52,7 +52,7 @@ from langchain_core.runnables import RunnableConfig
 from langchain_core.tools import BaseTool, StructuredTool, ToolException
 from pydantic import BaseModel, Field, create_model
 
-from langchain_tiered_memory.context import RecalledMemory, render_recalled
+from langchain_tiered_memory.context import RecalledMemory, quote_recalled
 from langchain_tiered_memory.core import CoreFact, FactConflict
 from langchain_tiered_memory.identity import (
     IdentityError,
@@ -172,12 +172,6 @@ def _recalled_dict(item: RecalledMemory) -> dict[str, Any]:
     }
 
 
-def _render_result(items: list[RecalledMemory]) -> str:
-    if not items:
-        return NO_MEMORIES
-    return "\n".join([MEMORY_TOOL_HEADER, *(render_recalled(i) for i in items)])
-
-
 def create_retrieve_memory_tool(
     source: MemorySource,
     *,
@@ -186,6 +180,7 @@ def create_retrieve_memory_tool(
     max_k: int = 10,
     user_id: str | None = None,
     default_user_id: str | None = None,
+    max_tokens: int | None = None,
     **memory_kwargs: Any,
 ) -> BaseTool:
     """A tool that searches the calling user's archive (dense + keyword recall).
@@ -209,10 +204,14 @@ def create_retrieve_memory_tool(
             another user then gets an error, never this user's data.
         default_user_id: The user of runs that name none (opt-in; without
             it, and without ``user_id``, such a call gets an error).
+        max_tokens: Most tokens a result may take (default: the memory's recall
+            section); records are packed as in the prompt, an oversized one
+            clipped to its share with a marker.
         **memory_kwargs: Passed to ``store.memory(...)`` (e.g. ``model=``).
 
     Raises:
-        ValueError: if ``default_k``/``max_k`` are not ``1 <= default_k <= max_k``.
+        ValueError: if ``default_k``/``max_k`` are not ``1 <= default_k <= max_k``,
+            or ``max_tokens`` is under 64.
         TypeError: if ``source`` is not a store, a resolver or a callable.
 
     Example:
@@ -239,6 +238,8 @@ def create_retrieve_memory_tool(
     _check_source(source)
     if not 1 <= default_k <= max_k:
         raise ValueError(f"Need 1 <= default_k <= max_k, got default_k={default_k}, max_k={max_k}")
+    if max_tokens is not None and max_tokens < 64:
+        raise ValueError(f"max_tokens must be at least 64 (one clipped record), got {max_tokens}")
     bound = _checked(user_id, "user_id")
     default = _checked(default_user_id, "default_user_id")
 
@@ -246,9 +247,15 @@ def create_retrieve_memory_tool(
         who, thread = _identity(config, bound_user=bound, default_user=default, tool_name=name)
         wanted = default_k if k is None else max(1, min(int(k), max_k))
         memory = _open_memory(source, who, thread, memory_kwargs)
-        items = memory.recall(query, k=wanted)[:wanted]
+        limit = max_tokens or memory.budget.caps["recall"]
+        text, items = quote_recalled(
+            memory.recall(query, k=wanted)[:wanted],
+            header=MEMORY_TOOL_HEADER,
+            max_tokens=limit,
+            counter=memory.counter,
+        )
         logger.debug("%s: %d memories for user %s", name, len(items), who)
-        return _render_result(items), [_recalled_dict(i) for i in items]
+        return text or NO_MEMORIES, [_recalled_dict(i) for i in items]
 
     async def aretrieve(
         query: str, config: RunnableConfig, k: int | None = None

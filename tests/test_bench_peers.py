@@ -23,6 +23,7 @@ KEYS = {
     "max_prompt_tokens",
     "mean_prompt_tokens",
     "violations",
+    "prefix_reuse_mean",
     "final_prompt_tokens_mean",
     "summarizer_calls",
     "summarizer_calls_per_turn",
@@ -58,6 +59,9 @@ def test_ours_matches_the_plain_run_and_full_history_costs_more(report, locomo_f
     assert full["final_prompt_tokens_mean"] == report["full_history_final_tokens"]
     assert full["final_prompt_tokens_mean"] > ours["final_prompt_tokens_mean"]
     assert full["violations"] > 0 and full["summarizer_calls"] == 0
+    # prefix reuse: the full history only appends, so each prompt opens with the last one
+    assert ours["prefix_reuse_mean"] == report["prefix_reuse_mean"] > 0.5
+    assert full["prefix_reuse_mean"] > 0.9
 
 
 def test_trim_messages_never_exceeds_its_budget(report) -> None:

@@ -14,6 +14,7 @@ REQUIRED = {
     "max_prompt_tokens",
     "mean_prompt_tokens",
     "violations",
+    "prefix_reuse_mean",
     "full_history_final_tokens",
     "summaries",
     "llm_calls_per_turn",
@@ -45,6 +46,8 @@ def test_cli_writes_json_with_the_required_keys(locomo_fixture, tmp_path) -> Non
     assert report["violations"] == 0
     assert report["max_prompt_tokens"] <= report["budget_input_tokens"]
     assert report["summaries"] > 0
+    assert 0.5 < report["prefix_reuse_mean"] <= 1
+    assert report["per_conversation"][0]["prefix_reuse_mean"] == report["prefix_reuse_mean"]
     assert report["llm_calls_per_turn"] == 0.0
     assert (
         report["full_history_final_tokens"] > report["per_conversation"][0]["final_prompt_tokens"]
@@ -103,3 +106,10 @@ def test_llm_upkeep_stays_under_a_quarter_call_per_turn(locomo_fixture) -> None:
     assert report["extraction_llm_calls"] > 0
     assert report["llm_calls"] == report["summary_llm_calls"] + report["extraction_llm_calls"]
     assert report["llm_calls_per_turn"] <= 0.25
+
+
+def test_dense_recall_replay_keeps_the_prefix(locomo_fixture) -> None:
+    report = run_tokens_bench(load_locomo(locomo_fixture), context_window=2048, dense_recall=True)
+    assert report["dense_recall"] and report["prompts_with_recall"] > 0
+    assert report["violations"] == 0
+    assert report["prefix_reuse_mean"] > 0.75

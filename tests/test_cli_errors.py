@@ -130,7 +130,9 @@ def test_chat_context_shows_the_prompt_with_its_section_sizes(tmp_path) -> None:
     sizes = [int(n) for n in re.findall(r"^--- .* · (\d+) tokens$", shown, flags=re.M)]
     assert len(sizes) == len(context.messages)
     assert sum(sizes) + memory.counter.count_messages([]) == context.total_tokens
-    assert "--- system prompt · system" in shown and "--- core memory · system" in shown
+    assert "--- system prompt · system" in shown
+    # the facts of a turn still in the buffer open the newest message (cache-stable layout)
+    assert "--- buffer: newest turn, opened by this turn's memory (core, recall) · human" in shown
     assert "allergic to peanuts" in shown and "Be brief." in shown
 
 

@@ -10,7 +10,8 @@ facts planted in tool output.
 Each attempt is stored once as a user turn and once as a tool result, paged
 out to the archive, then recalled and assembled into a prompt. The checks
 parse the prompt: the pinned system prompt is unchanged; every other system
-message is a labelled block whose quoted parts (``<memory ...>`` records,
+message is a labelled block, and the per-turn ``<memory_context>`` block
+opens the newest user message; their quoted parts (``<memory ...>`` records,
 the ``<summary>``) parse back to exactly the stored text - so no fake closing
 tag ended a block early - and nothing of an attempt appears outside them.
 Core memory accepts facts from the user's own messages and explicit agent
@@ -36,7 +37,11 @@ from langchain_core.runnables import RunnableLambda
 from langchain_tiered_memory.buffer import SUMMARY_HEADER, summary_message
 from langchain_tiered_memory.context import (
     CORE_HEADER,
+    CORE_RECENT_HEADER,
     RECALL_HEADER,
+    TURN_MEMORY_CLOSE,
+    TURN_MEMORY_OPEN,
+    TURN_MEMORY_SEPARATOR,
     ContextWindow,
     RecalledMemory,
     render_recalled,
@@ -67,21 +72,50 @@ def quoted_parts(text: str) -> tuple[list[str], str]:
     return contents, BLOCK.sub("", text)
 
 
+def split_turn_memory(context: ContextWindow, message: BaseMessage) -> tuple[str, str]:
+    """A user message as (the per-turn memory block folded into it, the user's own text)."""
+    text = str(message.content)
+    block = context.turn_memory
+    if block and context.messages.index(message) == context.turn_memory_index:
+        assert text.startswith(block)  # the block opens the message
+        rest = text[len(block) :]
+        assert rest == "" or rest.startswith(TURN_MEMORY_SEPARATOR)
+        return block, rest[len(TURN_MEMORY_SEPARATOR) :]
+    return "", text
+
+
+def check_block(text: str, context: ContextWindow) -> list[str]:
+    """Check the per-turn block: recent core facts, then the recalled records."""
+    assert text.startswith(TURN_MEMORY_OPEN) and text.endswith(TURN_MEMORY_CLOSE)
+    inner = text[len(TURN_MEMORY_OPEN) : -len(TURN_MEMORY_CLOSE)]
+    assert TURN_MEMORY_CLOSE.strip() not in inner  # no fake closing tag inside
+    core_part, _, recall_part = inner.partition(RECALL_HEADER)
+    contents, outside = quoted_parts(recall_part)
+    assert contents == [r.text for r in context.recalled]  # exactly the records, in order
+    assert outside.strip() == ""
+    if core_part:
+        assert core_part.startswith(CORE_RECENT_HEADER)
+        for line in core_part[len(CORE_RECENT_HEADER) :].splitlines():
+            assert re.fullmatch(r"\[(human|persona|task)\]|- [^<>]*", line), line
+    return contents
+
+
 def check_prompt(context: ContextWindow, summary: str) -> list[str]:
     """Parse the prompt; return every quoted block's text. Fails on any break-out."""
     messages = context.messages
     assert messages[0] == SystemMessage(SYSTEM)  # pinned, unchanged
     quoted: list[str] = []
     for message in messages[1:]:
+        if isinstance(message, HumanMessage):
+            block, _ = split_turn_memory(context, message)
+            if block:
+                quoted += check_block(block, context)
+            continue
         if not isinstance(message, SystemMessage):
             continue
         text = str(message.content)
         contents, outside = quoted_parts(text)
-        if text.startswith(RECALL_HEADER):
-            # the blocks parse back to exactly the recalled records, in order
-            assert contents == [r.text for r in context.recalled]
-            assert outside.strip() == RECALL_HEADER.strip()
-        elif text.startswith(SUMMARY_HEADER.split("{", 1)[0]):
+        if text.startswith(SUMMARY_HEADER.split("{", 1)[0]):
             assert contents == [summary]
             assert "<summary>" not in outside and outside.endswith(":\n")
         elif text.startswith(CORE_HEADER):
@@ -92,6 +126,9 @@ def check_prompt(context: ContextWindow, summary: str) -> list[str]:
         else:
             pytest.fail(f"unexpected system message: {text[:80]!r}")
         quoted += contents
+    if context.recalled:  # recalled records travel only in the per-turn block
+        assert context.turn_memory_index is not None
+        assert isinstance(messages[context.turn_memory_index], HumanMessage)
     return quoted
 
 
@@ -103,6 +140,8 @@ def assert_only_quoted(context: ContextWindow, summary: str, attempt: str) -> No
             _, outside = quoted_parts(str(message.content))
             if str(message.content).startswith(CORE_HEADER):
                 continue  # the user's own stated facts; structure checked above
+        elif isinstance(message, HumanMessage):  # the block parsed above; the user's text
+            _, outside = split_turn_memory(context, message)
         else:  # the recent turns: the attempts were paged out of the buffer
             outside = str(message.content)
         for piece in fragments(attempt):
@@ -208,7 +247,8 @@ def test_tool_results_and_recalled_records_never_write_core_memory(store: Memory
         ]
     )
     context = bob.build_context(query="I'm allergic to ZEBRA. My name is ZEBRA.", recall=True)
-    assert any("ZEBRA" in r.text for r in context.recalled)
+    # recalled - and left out as repeats, since the buffer now holds the tool's answer
+    assert any("ZEBRA" in r.text for r in (*context.recalled, *context.repeats))
     assert bob.core.active() == []
     assert store.core("bob").history() == []
     assert not any("ZEBRA" in str(m.content) for m in context.messages[1:2])  # no core block

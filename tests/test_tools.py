@@ -143,6 +143,29 @@ def test_tool_call_artifact_and_k(store: MemoryStore) -> None:
     assert len(many.artifact) == 4  # cut to max_k
 
 
+def test_result_is_bounded_by_a_token_budget(store: MemoryStore) -> None:
+    dump = "Lisbon rows: " + "row;" * 55_000 + " THE END"
+    store.archive.add([MemoryRecord.new(user_id="ana", kind="turn", text=dump)])
+
+    def source(user_id: str, thread_id: str) -> TieredMemory:
+        return KeywordRecallMemory(
+            store=store, user_id=user_id, thread_id=thread_id, context_window=8192
+        )
+
+    counter = source("ana", "t1").counter
+    assert counter.count_text(dump) > 50_000
+    for tool, limit in (
+        (create_retrieve_memory_tool(source), 8192 * 15 // 100),  # the recall section
+        (create_retrieve_memory_tool(source, max_tokens=300), 300),
+    ):
+        text = tool.invoke({"query": "Lisbon"}, config=ANA)
+        assert counter.count_text(text) <= limit
+        assert text.startswith(MEMORY_TOOL_HEADER) and ANA_TEXT in text  # the small one, whole
+        assert "tokens clipped" in text and "THE END</memory>" in text  # the dump, clipped
+    with pytest.raises(ValueError, match="max_tokens"):
+        create_retrieve_memory_tool(source, max_tokens=10)
+
+
 @pytest.mark.parametrize("kind", SOURCES)
 def test_archived_turns_are_found_per_user(store: MemoryStore, kind: str) -> None:
     for user, pet in (("ana", "Biscuit"), ("bob", "Pretzel")):

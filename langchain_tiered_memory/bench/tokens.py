@@ -3,7 +3,19 @@
 For every message of every conversation the memory assembles the prompt the
 model would get next; the bench counts it exactly and checks it against the
 budget. It reports prompt sizes, violations, the cost of the full history at
-the last turn, compressions run and LLM calls per turn.
+the last turn, compressions run, LLM calls per turn and *prefix reuse*: the
+share of each prompt's tokens that open it exactly as the previous prompt
+did (whole leading messages, see :func:`shared_prefix_tokens`) - what a
+provider's prompt cache can reuse (OpenAI caches identical prefixes of 1,024+
+tokens automatically, Anthropic at ``cache_control`` breakpoints). It is the
+mean over every prompt that has a previous one in its conversation.
+
+The gate runs on every message and recalled records reach the prompts: by
+default each memory recalls from its private in-memory store (keywords
+only); with ``dense_recall=True`` each conversation is replayed into an
+on-disk :class:`~langchain_tiered_memory.store.MemoryStore` in a temporary
+directory with the default offline embedder (dense + keyword recall, as in
+production; slower).
 
 With ``peers=PEERS`` it replays the same messages through the peer
 strategies of :mod:`langchain_tiered_memory.bench.peers` (full history,
@@ -20,6 +32,8 @@ Example:
     >>> result = run_tokens_bench([conv], context_window=1024)
     >>> result["violations"], result["turns"], result["summaries"] > 0
     (0, 80, True)
+    >>> 0.5 < result["prefix_reuse_mean"] <= 1
+    True
     >>> side = run_tokens_bench([conv], context_window=1024,
     ...                         peers=("full_history", "trim_messages"))["peers"]["strategies"]
     >>> side["trim_messages"]["violations"], side["full_history"]["violations"] > 0
@@ -28,12 +42,14 @@ Example:
 
 from __future__ import annotations
 
+import tempfile
 import time
 from collections.abc import Callable, Sequence
+from contextlib import ExitStack
 from typing import Any
 
 from langchain_core.language_models import BaseChatModel
-from langchain_core.messages import SystemMessage
+from langchain_core.messages import BaseMessage, SystemMessage
 
 from langchain_tiered_memory.bench.datasets import LocomoConversation
 from langchain_tiered_memory.bench.peers import PEERS, MemoCounter, Peer, make_peer
@@ -42,12 +58,55 @@ from langchain_tiered_memory.summarize import LLMSummarizer, Summarizer
 from langchain_tiered_memory.tokens import TokenCounter
 from langchain_tiered_memory.writer import Extractor
 
-__all__ = ["BENCH_SYSTEM_PROMPT", "run_tokens_bench"]
+__all__ = ["BENCH_SYSTEM_PROMPT", "run_tokens_bench", "shared_prefix_tokens"]
 
 BENCH_SYSTEM_PROMPT = (
     "You are a friendly assistant in a long-running conversation. Use the "
     "memory sections to stay consistent with what was said before."
 )
+
+
+def _message_key(message: BaseMessage) -> tuple[Any, ...]:
+    """What a provider sees of a message (ids and metadata are not sent)."""
+    return (
+        message.type,
+        message.name,
+        repr(message.content),
+        repr(getattr(message, "tool_calls", None)),
+        getattr(message, "tool_call_id", None),
+    )
+
+
+def shared_prefix_tokens(
+    previous: Sequence[BaseMessage],
+    current: Sequence[BaseMessage],
+    count: Callable[[Sequence[BaseMessage]], int],
+) -> int:
+    """Tokens of the leading messages of ``current`` identical to ``previous``'s.
+
+    Messages are compared as a provider sees them (role, name, content, tool
+    calls); the shared run is costed with ``count`` (a prompt's token count,
+    reply priming included, which is subtracted). Whole messages only: a
+    message that differs counts as not reused even if it starts the same, so
+    the figure is a lower bound of what a token-level cache reuses.
+
+    Example:
+        >>> from langchain_core.messages import HumanMessage
+        >>> from langchain_tiered_memory.tokens import OpenAITokenCounter
+        >>> count = OpenAITokenCounter("gpt-4o-mini").count_messages
+        >>> a = [SystemMessage("Be brief."), HumanMessage("Hi")]
+        >>> b = [*a, HumanMessage("Where is Lisbon?")]
+        >>> shared_prefix_tokens(a, b, count) == count(a) - count([])
+        True
+        >>> shared_prefix_tokens(b, [SystemMessage("Be kind."), *b[1:]], count)
+        0
+    """
+    shared = 0
+    for old, new in zip(previous, current, strict=False):
+        if old is not new and _message_key(old) != _message_key(new):
+            break
+        shared += 1
+    return count(list(current[:shared])) - count([]) if shared else 0
 
 
 def run_tokens_bench(
@@ -62,6 +121,7 @@ def run_tokens_bench(
     keep_series: bool = False,
     peers: Sequence[str] = (),
     peer_model: BaseChatModel | None = None,
+    dense_recall: bool = False,
 ) -> dict[str, Any]:
     """Replay ``conversations`` and return the JSON-ready report.
 
@@ -82,6 +142,10 @@ def run_tokens_bench(
             the same model ``summarizer_factory`` wraps. Default: the
             extractive summariser behind a fake chat model
             (:class:`~langchain_tiered_memory.bench.peers.ExtractiveChatModel`).
+        dense_recall: Replay into a temporary on-disk
+            :class:`~langchain_tiered_memory.store.MemoryStore` with the default
+            embedder (dense + keyword recall) instead of each memory's private
+            in-memory store (keyword recall).
 
     Raises:
         ValueError: for an unknown peer name.
@@ -103,14 +167,25 @@ def run_tokens_bench(
     budget_input = 0
     summary_tokens = 0
     strategies: dict[str, dict[str, Any]] = {}
+    reuse: list[float] = []
+    recalled_prompts = 0
+    stores = ExitStack()
     for conv in conversations:
-        memory = TieredMemory(
-            model=model,
-            context_window=context_window,
-            system_prompt=BENCH_SYSTEM_PROMPT,
-            extractor=extractor_factory() if extractor_factory else None,
-            extract_every=extract_every,
-        )
+        options: dict[str, Any] = {
+            "model": model,
+            "context_window": context_window,
+            "system_prompt": BENCH_SYSTEM_PROMPT,
+            "extractor": extractor_factory() if extractor_factory else None,
+            "extract_every": extract_every,
+        }
+        if dense_recall:
+            from langchain_tiered_memory.store import MemoryStore
+
+            folder = stores.enter_context(tempfile.TemporaryDirectory())
+            store = stores.enter_context(MemoryStore(folder))
+            memory = store.memory("bench", conv.sample_id, **options)
+        else:
+            memory = TieredMemory(**options)
         if summarizer_factory is not None:
             memory.summarizer = summarizer_factory(memory.counter)
         budget_input = memory.budget.input_budget
@@ -132,6 +207,10 @@ def run_tokens_bench(
             for name in peers
         ]
         peer_tokens: list[list[int]] = [[] for _ in conv_peers]
+        peer_reuse: list[list[float]] = [[] for _ in conv_peers]
+        peer_last: list[list[BaseMessage] | None] = [None for _ in conv_peers]
+        last: list[BaseMessage] | None = None
+        conv_reuse: list[float] = []
         for n, (session, turn) in enumerate(conv.dialog_turns()):
             first = n == 0 or session.turns[0] is turn
             message = conv.to_message(session, turn, first=first)
@@ -140,12 +219,24 @@ def run_tokens_bench(
             context = memory.build_context()
             prompts.append(context.total_tokens)
             fulls.append(full)
+            recalled_prompts += bool(context.recalled)
+            if last is not None:
+                shared = shared_prefix_tokens(last, context.messages, memo)
+                conv_reuse.append(shared / context.total_tokens)
+            last = context.messages
             if context.total_tokens > budget_input:
                 violations += 1
-            for peer, series in zip(conv_peers, peer_tokens, strict=True):
-                series.append(memo(peer.add(message)))
+            for i, (peer, series) in enumerate(zip(conv_peers, peer_tokens, strict=True)):
+                prompt = peer.add(message)
+                series.append(memo(prompt))
+                previous = peer_last[i]
+                if previous is not None and series[-1]:
+                    shared = shared_prefix_tokens(previous, prompt, memo)
+                    peer_reuse[i].append(shared / series[-1])
+                peer_last[i] = list(prompt)
             if on_turn is not None:
                 on_turn(1)
+        reuse.extend(conv_reuse)
         conv_summaries = sum(1 for e in memory.events if e.kind == "compression")
         conv_failures = sum(1 for e in memory.events if e.kind != "compression")
         summaries += conv_summaries
@@ -159,13 +250,15 @@ def run_tokens_bench(
                 if isinstance(memory.summarizer, LLMSummarizer)
                 else len(memory.events)
             )
-            _accumulate(strategies, "tiered_memory", prompts, ours_calls, budget_input)
+            _accumulate(strategies, "tiered_memory", prompts, ours_calls, budget_input, conv_reuse)
             strategies["tiered_memory"]["settings"] = (
                 f"TieredMemory(context_window={context_window}): buffer cap "
                 f"{memory.buffer_cap}, summary cap {summary_tokens}"
             )
-            for peer, series in zip(conv_peers, peer_tokens, strict=True):
-                _accumulate(strategies, peer.name, series, peer.summarizer_calls, budget_input)
+            for peer, series, shares in zip(conv_peers, peer_tokens, peer_reuse, strict=True):
+                _accumulate(
+                    strategies, peer.name, series, peer.summarizer_calls, budget_input, shares
+                )
                 strategies[peer.name]["settings"] = peer.settings
         extraction_calls += memory.writer.calls
         llm_calls = summary_calls + extraction_calls
@@ -180,11 +273,13 @@ def run_tokens_bench(
             "final_vs_full": round(prompts[-1] / fulls[-1], 4) if fulls else None,
             "summaries": conv_summaries,
             "archived_turns": len(getattr(memory.archive, "turns", [])),
+            "prefix_reuse_mean": _mean(conv_reuse),
         }
         if keep_series:
             row["prompt_tokens"] = prompts
             row["full_history_tokens"] = fulls
         per_conv.append(row)
+    stores.close()
     turns = len(all_prompts)
     full_final = [c["full_history_final_tokens"] for c in per_conv]
     final = [c["final_prompt_tokens"] for c in per_conv]
@@ -198,6 +293,9 @@ def run_tokens_bench(
         "max_prompt_tokens": max(all_prompts, default=0),
         "mean_prompt_tokens": round(sum(all_prompts) / turns, 1) if turns else 0,
         "violations": violations,
+        "prefix_reuse_mean": _mean(reuse),
+        "dense_recall": dense_recall,
+        "prompts_with_recall": recalled_prompts,
         "final_prompt_tokens_mean": round(sum(final) / len(final), 1) if final else 0,
         "full_history_final_tokens": round(sum(full_final) / len(full_final), 1)
         if full_final
@@ -224,17 +322,31 @@ def run_tokens_bench(
     return report
 
 
+def _mean(values: Sequence[float]) -> float | None:
+    return round(sum(values) / len(values), 4) if values else None
+
+
 def _accumulate(
     strategies: dict[str, dict[str, Any]],
     name: str,
     series: Sequence[int],
     summarizer_calls: int,
     budget: int,
+    reuse: Sequence[float],
 ) -> None:
     row = strategies.setdefault(
         name,
-        {"turns": 0, "sum": 0, "max_prompt_tokens": 0, "violations": 0, "finals": [], "calls": 0},
+        {
+            "turns": 0,
+            "sum": 0,
+            "max_prompt_tokens": 0,
+            "violations": 0,
+            "finals": [],
+            "calls": 0,
+            "reuse": [],
+        },
     )
+    row["reuse"].extend(reuse)
     row["turns"] += len(series)
     row["sum"] += sum(series)
     row["max_prompt_tokens"] = max(row["max_prompt_tokens"], max(series, default=0))
@@ -250,6 +362,7 @@ def _finish(row: dict[str, Any]) -> dict[str, Any]:
         "max_prompt_tokens": row["max_prompt_tokens"],
         "mean_prompt_tokens": round(row["sum"] / turns, 1) if turns else 0,
         "violations": row["violations"],
+        "prefix_reuse_mean": _mean(row["reuse"]),
         "final_prompt_tokens_mean": round(sum(finals) / len(finals), 1) if finals else 0,
         "summarizer_calls": row["calls"],
         "summarizer_calls_per_turn": round(row["calls"] / turns, 4) if turns else 0.0,
