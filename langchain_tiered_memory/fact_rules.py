@@ -81,8 +81,22 @@ class FoundFact:
 # --- word lists ----------------------------------------------------------------
 
 
+_STANDING = re.compile(
+    r"\b(?:always|from now on|in future|in the future|going forward|every time|by default|"
+    r"prefer|I like|I find|easier for me|for me|with me|answers|replies|responses|all the time|"
+    r"whenever)\b",
+    re.I,
+)
+
+
 def _words(text: str) -> frozenset[str]:
     return frozenset(text.split())
+
+
+_PRONOUNS = _words(
+    "it that this which he she they them everything something anything stress work life you "
+    "people mum mom dad what who there"
+)
 
 
 _LANGUAGES = (
@@ -199,6 +213,12 @@ _STATES = (
     "immunocompromised|colou?r-?blind|deaf|partially sighted|hard of hearing|autistic|"
     "dyslexic|pregnant|breastfeeding|vegan|vegetarian"
 )
+_MEDS = (
+    r"insulin|metformin|statins?|warfarin|the pill|antidepressants|beta[- ]blockers|"
+    r"blood thinners|hrt|an inhaler|inhalers|antihistamines|steroids|iron tablets|"
+    r"[a-z]+(?:ine|pril|sartan|statin|mab|xetine|azole|cillin|mycin|pine|done|zepam|zolam|"
+    r"olol|prazole|thyroxine|formin|parin|tide|triptan|profen|fenac|amine|oxacin|cycline)"
+)
 _DIETS = (
     "vegan|vegetarian|veggie|pescatarian|pescetarian|flexitarian|plant-based|plant based|"
     "keto|paleo|halal|kosher|teetotal|teetotaller|teetotaler|sober|fruitarian|raw vegan|"
@@ -212,7 +232,10 @@ _EVENTS = (
     "recital|graduation|anniversary|visit|reunion|hearing|court date|date night|show|"
     "performance|audition|viva|defence|defense|move|housewarming|christening|funeral|"
     "retreat|training|workshop|webinar|session|consultation|booking|reservation|tour|"
-    "cruise|road trip|festival|competition|tournament|ceremony|launch|review|appraisal"
+    "cruise|road trip|festival|competition|tournament|ceremony|launch|review|appraisal|"
+    "root canal|filling|smear test|mri|x-ray|blood test|vaccination|jab|booster|haircut|"
+    "massage|driving test|mot|c-section|induction|deposition|handover|exhibition|"
+    "premiere|dinner reservation|drinks|lunch|dinner|brunch"
 )
 _GENERIC_EVENTS = _words(
     "appointment check-up checkup visit session consultation booking reservation class "
@@ -241,10 +264,7 @@ _MONTHS = (
     "january|february|march|april|may|june|july|august|september|october|november|december|"
     "jan|feb|mar|apr|jun|jul|aug|sep|sept|oct|nov|dec"
 )
-_WEEKDAYS = (
-    "monday|tuesday|wednesday|thursday|friday|saturday|sunday|mon|tue|tues|wed|thu|"
-    "thur|thurs|fri|sat|sun"
-)
+_WEEKDAYS = "monday|tuesday|wednesday|thursday|friday|saturday|sunday|tue|tues|thu|thur|thurs|fri"
 _DATE = (
     rf"(?:\b\d{{1,2}}(?:st|nd|rd|th)?(?: of)? (?:{_MONTHS})\b|\b(?:{_MONTHS}) \d{{1,2}}"
     rf"(?:st|nd|rd|th)?\b|\b\d{{1,2}}[:.]\d{{2}}\s*(?:am|pm|a\.m\.|p\.m\.)?|\b\d{{1,2}}\s*"
@@ -252,7 +272,8 @@ _DATE = (
     rf"\d{{2}}\b|\b(?:on |this |next |last )?(?:{_WEEKDAYS})\b(?: (?:morning|afternoon|evening|"
     rf"night))?|\btomorrow\b|\btonight\b|\bnext (?:week|month|year|weekend|spring|summer|"
     rf"autumn|fall|winter)\b|\bthis (?:week|weekend|month|year|spring|summer|autumn|fall|"
-    rf"winter)\b|\bin (?:a |one |two |three |four |five |six |a few |\d+ )(?:days?|weeks?|"
+    rf"winter)\b|\bthe \d{{1,2}}(?:st|nd|rd|th)\b(?: of (?:{_MONTHS})\b)?|\bin (?:a |one |two |three |four |five |six "
+    rf"|a few |\d+ )(?:days?|weeks?|"
     rf"months?|years?)\b|\b(?:in|by|since|until|till|from|end of|early|late|mid)[ -]"
     rf"(?:{_MONTHS})\b|\bnoon\b|\bmidnight\b)"
 )
@@ -269,7 +290,6 @@ _NAME_STOP = set(
     )
 )
 _NAME_STOP.update(_WEEKDAYS.split("|"))
-_NAME_STOP.update(_MONTHS.split("|"))
 
 # Chinese
 _ZH_LANG = (
@@ -402,7 +422,9 @@ def strip_quoted(text: str) -> str:
 
 
 _FRAME = re.compile(
-    r"\b(?:let'?s |we could )?role[- ]?play|\bpretend (?:that |to be |you|I|we)|"
+    r"\bimagine (?:you(?:'re| are)|I(?:'m| am))\b|\bact as (?:a|an|my|if|though)\b|"
+    r"\byou are (?:a|an|my) (?:[\w-]+ ){0,3}(?:assistant|expert|writer|consultant|coach|"
+    r"teacher|tutor|character|bot)\b|\b(?:let'?s |we could )?role[- ]?play|\bpretend (?:that |to be |you|I|we)|"
     r"\blet'?s pretend\b|\bplay a game where\b|\bin character\b|\bact as (?:if|though)\b|"
     r"\bmy character\b|\bthe (?:narrator|protagonist|main character|hero|heroine)\b|"
     r"\bin my (?:novel|story|book|script|screenplay|game|campaign)\b|角色扮演|假装|扮演",
@@ -429,13 +451,15 @@ _QUESTION_START = re.compile(
 )
 _POLITE_REQUEST = re.compile(
     r"^(?:please,? )?(?:can|could|would|will) you (?:please )?(?:always |only |just |now )?"
-    r"(?:reply|respond|answer|write|speak|talk|use|keep|stick|switch|stop|remember|note)\b",
+    r"(?:reply|respond|answer|write|speak|talk|use|keep|stick|switch|stop|remember|note|format|"
+    r"give me (?:your |the )?(?:answers|replies|responses))\b",
     re.I,
 )
 _HYPOTHETICAL = re.compile(
     r"\b(?:(?:even )?if|unless) (?:I|I'm|I'd|I've|I was|I were|we|we're|we'd|my|our)\b|"
     r"^(?:if|unless)\b|\b(?:suppose|supposing|imagine|imagining|hypothetically|what if|"
-    r"in theory|let's say|assuming|wish|were I|I'd|I would)\b|如果|假如|假设|要是|万一|想象",
+    r"in theory|let's say|assuming|wish|were I)\b|\bI(?:'d| would) (?:be|have|live|move|go|"
+    r"get|need|probably|definitely)\b|如果|假如|假设|要是|万一|想象",
     re.I,
 )
 _HEDGE = re.compile(
@@ -444,6 +468,11 @@ _HEDGE = re.compile(
     r"was going to|were going to|wanted to|planned to|was planning to|were planning to|"
     r"hoping to|hope to|wondering|almost|nearly|decided against|changed my mind)\b|"
     r"也许|可能|大概|或许|本来想|原本想|想过|考虑过|算了|打算",
+    re.I,
+)
+_DESIRE = re.compile(
+    r"\b(?:want to|wanna|would love to|'d love to|would like to|'d like to|dream of|dreaming of|"
+    r"someday|one day|aspire to|hope to|hoping to)\b|想要|希望|梦想",
     re.I,
 )
 _REJECTED = re.compile(r"\b(?:nah|decided against|changed my mind|fell through)\b|算了", re.I)
@@ -486,7 +515,7 @@ _TAIL = re.compile(
     r"already|too|as well|now|again|anymore|any more|either|at all|right now|every|each|"
     r"way too much|so much|a lot|very much|and I|and we|and my|and the|and it|and then|"
     r"over the|in the (?:summer|spring|autumn|winter|morning|evening)|"
-    rf"(?:in|on|at|by|from|over) (?:\d|(?:{_MONTHS})\b|(?:{_WEEKDAYS})\b)|"
+    rf"(?:in|on|at|by|from|over) (?:the )?(?:\d+(?:st|nd|rd|th)?|(?:{_MONTHS})\b|(?:{_WEEKDAYS})\b)|"
     r"(?:last|next|this|a few|a couple of) (?:year|month|week|weekend|day|summer|spring|"
     r"autumn|winter|night|time)s?)\b",
     re.I,
@@ -580,6 +609,7 @@ class _Rule:
     category: FactCategory = "fact"
     importance: float = 5.0
     fallback: bool = False  # only when no other rule matched the clause
+    request: bool = False  # how to answer: "I'd like replies in Spanish" is not a wish
 
 
 def _rule(
@@ -590,8 +620,9 @@ def _rule(
     *,
     flags: int = re.I,
     fallback: bool = False,
+    request: bool = False,
 ) -> _Rule:
-    return _Rule(re.compile(pattern, flags), build, category, importance, fallback)
+    return _Rule(re.compile(pattern, flags), build, category, importance, fallback, request)
 
 
 _I_AM = r"\bI(?:'m| am)"
@@ -617,7 +648,7 @@ def _allergies(m: re.Match[str], _: str) -> list[tuple[str, str]]:
 def _job(m: re.Match[str], _: str) -> tuple[str, str] | None:
     role = _obj(m.group("job"))
     org = m.group("org") if "org" in m.re.groupindex else None
-    place = f" at {_obj(org)}" if org and _obj(org) else ""
+    place = f" at {_cut(org)}" if org and _cut(org) else ""
     return ("work", f"{role}{place}") if role else None
 
 
@@ -636,7 +667,7 @@ def _plan(m: re.Match[str], clause: str) -> tuple[str, str] | None:
     modifiers = [w for w in (m.group("mod") or "").lower().split() if w not in _EVENT_MODIFIERS]
     key = head
     if head in _GENERIC_EVENTS and modifiers:
-        key = modifiers[-1].strip("'s")
+        key = modifiers[-1].removesuffix("'s")
     # the comma-separated pieces from the event to its date ("Reply in Spanish please,
     # I have a B2 exam in May" -> "I have a B2 exam in May")
     pieces = re.split(r"(?<=,)\s+", clause)
@@ -882,6 +913,76 @@ _EN_RULES: list[_Rule] = [
         lambda m, _: ("diet", m.group("x").lower()),
         importance=8.5,
     ),
+    _rule(
+        r"(?:^|[,:]\s*|\b(?:and|but|honestly|apparently)\s+)(?P<x>(?:[\w-]+\s+){0,2}[\w-]+?) and I "
+        r"(?:really )?(?:don't|do not|never) (?:get along|agree)|(?:^|[,:]\s*)(?P<y>(?:[\w-]+\s+)"
+        r"{0,2}[\w-]+?) (?:is|are) (?:a no-go|off the menu|off-limits|off limits|a no-no|out) for me\b",
+        lambda m, _: (
+            (
+                f"avoids:{_key(m.group('x') or m.group('y'))}",
+                f"avoids {(m.group('x') or m.group('y')).strip().lower()}",
+            )
+            if (m.group("x") or m.group("y")).lower().split()[-1] not in _PRONOUNS
+            else None
+        ),
+        importance=9.0,
+    ),
+    _rule(
+        rf"(?:{_I_AM}|{_I_HAVE} been|^) {_ADVERB}(?:off|avoiding|cutting out|staying off|steering "
+        r"clear of) (?!to\b|work\b|sick\b|home\b|out\b|now\b|for\b|on\b|the hook\b|duty\b|today\b)"
+        r"(?P<x>[\w -]{2,25}?)(?=\s*(?:$|[,.;!]|for\b|since\b|because\b|at the\b|these\b|now\b|"
+        r"right\b|completely\b|entirely\b|altogether\b|this\b|until\b))",
+        lambda m, _: (
+            (f"avoids:{_key(m.group('x'))}", f"avoids {_obj(m.group('x'))}")
+            if _obj(m.group("x"))
+            else None
+        ),
+        importance=8.5,
+    ),
+    _rule(
+        r"\bI (?:have to |need to |must |try to |always )?avoid (?P<x>.+)|\bmy (?:stomach|body|gut|"
+        r"skin|system) (?:can't|cannot|doesn't|does not|won't) (?:handle|take|tolerate|do|like) "
+        r"(?P<y>.+)",
+        lambda m, _: (
+            (
+                f"avoids:{_key(_obj(m.group('x') or m.group('y')))}",
+                f"avoids {_obj(m.group('x') or m.group('y'))}",
+            )
+            if _obj(m.group("x") or m.group("y"))
+            and _obj(m.group("x") or m.group("y")).lower() not in _PRONOUNS
+            else None
+        ),
+        importance=8.5,
+    ),
+    _rule(
+        rf"\bI(?:'m| am)? (?:on|take|taking|'m taking|have to take|need to take) "
+        rf"(?P<x>(?:{_MEDS}))\b",
+        lambda m, _: (f"medication:{_key(m.group('x'))}", f"takes {m.group('x')}"),
+        importance=9.0,
+    ),
+    _rule(
+        r"\b(?:we're|we are|I'm|I am) (?:now )?expecting (?P<x>a baby|our first|our second|twins|"
+        r"a little (?:boy|girl)|a boy|a girl)",
+        lambda m, _: ("health:pregnancy", f"expecting {m.group('x')}"),
+        importance=9.0,
+    ),
+    _rule(
+        r"\bI(?:'m| am)? (?:use|in|rely on) (?:a )?(?P<x>wheelchair|walking stick|cane|crutches|"
+        r"mobility scooter|hearing aids?|guide dog)",
+        lambda m, _: ("health:mobility", f"uses a {m.group('x')}"),
+        importance=8.5,
+    ),
+    _rule(
+        rf"(?:{_I_AM}|{_I_HAVE} been|\bI) {_ADVERB}(?:eat|eating|keep|keeping) (?:a |strictly |"
+        rf"mostly |fully )?(?P<x>{_DIETS})(?: diet)?\b",
+        lambda m, _: ("diet", m.group("x").lower()),
+        importance=8.5,
+    ),
+    _rule(
+        rf"{_I_HAVE} been {_ADVERB}(?:a )?(?P<x>{_DIETS})\b",
+        lambda m, _: ("diet", m.group("x").lower()),
+        importance=8.5,
+    ),
     # -- people and pets --
     _rule(
         rf"\b(?:my|our) (?P<kin>{_KIN})(?:'s|s'|s)? names? (?:is|are|'s) (?P<name>.+)",
@@ -911,6 +1012,34 @@ _EN_RULES: list[_Rule] = [
         rf"\b(?:re)?(?:named|called|christened) (?:the|our|my) (?P<kin>{_KIN}) (?P<name>.+)",
         _kin_named,
         importance=7.0,
+    ),
+    _rule(
+        rf"\bI(?:'ve| have)?(?: got)? (?P<count>a|an|one|two|three|four|five|six|\d) "
+        rf"(?:(?:little|young|grown-up|grown|teenage|rescue|lovely|crazy|older|younger) )?"
+        rf"(?P<kin>{_KIN})\b(?:,? (?:called |named )?(?P<name>.+))?",
+        lambda m, _: (
+            [(_kin_subject(m.group("kin")), _called(m.group("kin"), _names(m.group("name"))))]
+            if m.group("name") and _names(m.group("name"))
+            else [
+                (
+                    f"{_kin_subject(m.group('kin'))}:count",
+                    f"has {m.group('count')} {m.group('kin').lower()}",
+                )
+            ]
+            if m.group("count").lower() not in {"a", "an", "one"}
+            else None
+        ),
+        importance=7.0,
+    ),
+    _rule(
+        rf"\b(?P<name>[A-Z][\w'’-]+), (?i:my|our) (?P<kin>(?i:{_KIN}))\b",
+        lambda m, _: (
+            (_kin_subject(m.group("kin")), _called(m.group("kin"), [m.group("name")]))
+            if m.group("name").lower() not in _NAME_STOP
+            else None
+        ),
+        importance=7.0,
+        flags=0,
     ),
     # -- identity --
     _rule(
@@ -967,6 +1096,31 @@ _EN_RULES: list[_Rule] = [
         lambda m, _: ("nationality", m.group("x").title()),
         importance=6.0,
     ),
+    _rule(
+        r"^(?P<age>\d{1,2}) (?:years old|yrs old|y/?o|year old)\b|\bI(?:'ll| will) be (?P<age2>"
+        r"\d{1,2}) (?:next|this|in|on|soon)\b|\bI(?:'m| am) in my (?P<dec>(?:early |mid |late |mid-)?"
+        r"(?:twenties|thirties|forties|fifties|sixties|seventies|eighties|[2-8]0s))\b",
+        lambda m, _: (
+            "age",
+            f"{m.group('age')} years old"
+            if m.group("age")
+            else f"turning {m.group('age2')} soon"
+            if m.group("age2")
+            else f"in their {m.group('dec')}",
+        ),
+        importance=6.5,
+    ),
+    _rule(
+        r"\bI(?:'m| am) (?P<x>\d(?:[.,]\d{1,2})? ?m|1\d\d ?cm|\d ?(?:ft|foot|feet|')(?: ?\d{1,2}"
+        r"(?: ?in(?:ches)?|\")?)?)(?: tall)?\b|\bI weigh (?:about |around )?(?P<w>\d{2,3} ?(?:kg|"
+        r"kilos|lbs|pounds|stone(?: \d+)?))",
+        lambda m, _: (
+            ("height", f"{m.group('x')} tall")
+            if m.group("x")
+            else ("weight", f"weighs {m.group('w')}")
+        ),
+        importance=5.5,
+    ),
     # -- home --
     _rule(
         r"\bI (?:no longer|don't|do not) live in (?P<x>.+)",
@@ -989,6 +1143,54 @@ _EN_RULES: list[_Rule] = [
         ),
         importance=6.5,
     ),
+    _rule(
+        r"(?:^|,\s*)(?:now |currently |these days )?(?:living|based) (?:in|near) (?P<x>.+)",
+        lambda m, _: (
+            ("home_city", f"lives in {_obj(m.group('x'))}") if _obj(m.group("x")) else None
+        ),
+        importance=6.5,
+    ),
+    _rule(
+        r"(?:\b(?:my|our) |^)home(?: for me| for us| base)?(?: these days| now)? is (?:in |now )?"
+        r"(?!where\b|a\b|the\b|my\b|our\b|not\b|always\b|never\b)(?P<x>.+)",
+        lambda m, _: (
+            ("home_city", f"lives in {_obj(m.group('x'))}") if _obj(m.group("x")) else None
+        ),
+        importance=6.5,
+    ),
+    _rule(
+        r"\b(?:my|our) (?:new )?(?:flat|apartment|house|place|home|condo|cottage) (?:is )?(?:in|near)"
+        r" (?P<x>.+)|\b(?:I|we) (?:just )?(?:bought|rent|rented|own) (?:a |an |our |my )?(?:\w+ )?"
+        r"(?:flat|apartment|house|place|home|condo) in (?P<y>.+)",
+        lambda m, _: (
+            ("home_city", f"lives in {_obj(m.group('x') or m.group('y'))}")
+            if _obj(m.group("x") or m.group("y"))
+            else None
+        ),
+        importance=6.5,
+    ),
+    _rule(
+        r"\bhere in (?P<x>[A-Z][\w'-]+(?: [A-Z][\w'-]+)?)",
+        lambda m, c: (
+            ("home_city", f"lives in {m.group('x')}")
+            if not re.search(
+                r"(?i)\b(?:visit|visiting|trip|holiday|vacation|conference|week|weekend|"
+                r"few days|staying|business|tour)\b",
+                c,
+            )
+            else None
+        ),
+        importance=6.0,
+        flags=0,
+    ),
+    _rule(
+        r"\b(?i:I'm|I am) (?i:originally )?(?i:from) (?P<x>[A-Z][\w'-]+(?: [A-Z][\w'-]+)*)|"
+        r"\b(?i:I) (?i:grew up|was raised) in (?P<y>[A-Za-z][\w'-]+(?: [A-Z][\w'-]+)*)|"
+        r"^(?i:born and raised|born and bred|grew up) in (?P<z>[A-Za-z][\w'-]+(?: [A-Z][\w'-]+)*)",
+        lambda m, _: ("hometown", f"from {m.group('x') or m.group('y') or m.group('z')}"),
+        importance=5.5,
+        flags=0,
+    ),
     # -- work --
     _rule(
         r"\bI (?:no longer|don't|do not) work (?:at|for|as) (?P<x>.+)",
@@ -1003,13 +1205,19 @@ _EN_RULES: list[_Rule] = [
         lambda m, _: (
             ("work", f"works {m.group('prep').lower()} {_cut(m.group('x'))}")
             if _obj(m.group("x"))
-            and not re.match(r"(?i)(?:home|progress|the garden|a team)\b", _obj(m.group("x")))
+            and not re.match(
+                r"(?i)(?:home|progress|the garden|a team|teams|my (?:current |new |old )?(?:job|role|"
+                r"free time|spare time)|the (?:mornings?|evenings?|afternoons?|day|nights?)|shifts|"
+                r"pairs|groups|batches|bursts|sprints|cycles|silence|peace)\b",
+                _cut(m.group("x")),
+            )
             else None
         ),
         importance=6.5,
     ),
     _rule(
-        rf"(?:{_I_AM}|{_I_HAVE} been|\bI was|^I'm) {_ADVERB}(?:an? |the )(?P<job>(?:(?!(?:fan|"
+        rf"(?:{_I_AM}|{_I_HAVE} been|\bI was|^I'm) {_ADVERB}(?:an? |the (?=(?:ceo|cto|cfo|coo|founder|"
+        rf"co-founder|owner|head|director|manager|principal|headteacher|editor|chef)\b))(?P<job>(?:(?!(?:fan|"
         rf"bit|lot|big fan|member|huge fan|sucker|believer|kind|type|sort|part)\b)[\w-]+ ){{0,3}}"
         rf"(?:{_JOBS}))\b(?:s)?(?: (?:at|for|in|with) (?P<org>[^,.;!?]+))?",
         _job,
@@ -1036,27 +1244,71 @@ _EN_RULES: list[_Rule] = [
         lambda m, _: ("work", m.group("job").lower()),
         importance=6.5,
     ),
+    _rule(
+        r"\bI (?:now |currently |still )?teach (?P<x>[^,.;!?]+)",
+        lambda m, _: ("work", f"teaches {_cut(m.group('x'))}") if _cut(m.group("x")) else None,
+        importance=6.5,
+    ),
+    _rule(
+        rf"\bmy (?:day )?job (?:is|as an?) (?P<job>(?:[\w-]+ ){{0,3}}(?:{_JOBS}))\b|"
+        rf"(?:{_I_AM}|{_I_HAVE} been) {_ADVERB}in (?P<x>marketing|finance|sales|it|tech|hr|law|"
+        r"banking|insurance|consulting|retail|hospitality|healthcare|education|publishing|"
+        r"advertising|pharma|real estate|construction|logistics|software|academia|journalism|"
+        r"recruitment|accounting|engineering|research|government|the nhs|the army|the navy)\b",
+        lambda m, _: ("work", m.group("job") if m.group("job") else f"works in {m.group('x')}"),
+        importance=6.5,
+    ),
+    _rule(
+        r"\bI (?:run|own|manage|co-own|founded|started) (?:a|an|my own|the|our) (?P<x>(?:[\w&'-]+ )"
+        r"{0,3}(?:business|company|shop|store|café|cafe|restaurant|bakery|bar|pub|salon|studio|"
+        r"agency|practice|clinic|firm|startup|start-up|farm|b&b|hotel|charity|gym|consultancy))\b",
+        lambda m, _: ("work", f"runs a {m.group('x')}"),
+        importance=6.5,
+    ),
+    _rule(
+        rf"\b(?:I(?:'ve| have)? )?(?:joined|moved to|went to) (?P<org>[A-Z][\w&.'-]*(?: [A-Z][\w&.'-]*)*)"
+        rf" as an? (?P<job>(?:[\w-]+ ){{0,3}}(?i:{_JOBS}))\b|\b(?i:I(?:'ve| have)? )?(?i:got|landed|"
+        r"accepted|started|took|start)(?i: (?:a|the|my)(?: new)?| a new| my new)? (?i:job|role|"
+        r"position) (?i:at|with) (?P<org2>[A-Z][\w&.'-]*(?: [A-Z][\w&.'-]*)*)",
+        lambda m, _: (
+            ("work", f"{m.group('job')} at {m.group('org')}")
+            if m.group("org")
+            else ("work", f"works at {m.group('org2')}")
+        ),
+        importance=6.5,
+        flags=0,
+    ),
     # -- how to answer --
     _rule(
-        rf"\b(?:reply|replies|respond|responses|answer|answers|write|talk|speak|chat|message)"
-        rf"(?: to me| back| with me)?(?: only| always)? in (?P<x>{_LANG})\b|\b(?:switch|go|change)"
-        rf" (?:back )?to (?P<y>{_LANG})(?=\s*(?:$|[,.!;]|please|from now|again|for|when|with))|"
+        rf"\b(?:reply|replies|replying|respond|responding|responses|answer|answers|answering|write|"
+        rf"writing|talk|talking|speak|speaking|chat|message)"
+        rf"(?: to me| back| with me)?(?: only| always)? in (?P<x>{_LANG})\b|\b(?:switch|go|change|"
+        rf"stick|keep it)"
+        rf" (?:back )?(?:to|with) (?P<y>{_LANG})(?=\s*(?:$|[,.!;]|please|from now|again|for|when|"
+        rf"with))|^(?:and |also |oh and )?in (?P<w>{_LANG}),? please\b|"
         rf"\buse (?P<z>{_LANG})(?= (?:with me|from now|please|when|for (?:your )?(?:answers|"
         r"replies))|\s*[,.!]|$)",
         lambda m, _: (
             "answer_language",
-            f"answer in {(m.group('x') or m.group('y') or m.group('z')).title()}",
+            f"answer in {(m.group('x') or m.group('y') or m.group('z') or m.group('w')).title()}",
         ),
         importance=8.0,
+        request=True,
     ),
     _rule(
         r"(?:\b(?:use|prefer|always|please|only|stick to|give me|answer in|reply in|respond in|"
-        r"format (?:it|answers|replies) as|in)\b[^.?!]{0,25}?\b(?P<x>bullet(?:ed)? points?|bullets|"
-        r"numbered lists?|tables?|plain text|no markdown|markdown|short paragraphs|prose)\b|"
+        r"format (?:it|answers|replies) as|in|as)\b[^.?!]{0,25}?\b(?P<x>bullet(?:ed)? points?|bullets|"
+        r"numbered (?:lists?|steps)|step[- ]by[- ]step|steps|lists?|tables?|plain text|no markdown|"
+        r"markdown|short paragraphs|prose)\b|"
         r"^(?P<y>bullet(?:ed)? points?|bullets|numbered lists?|tables?|plain text|no markdown)"
         r" (?:please|only|always|from now on))",
-        lambda m, _: ("answer_format", f"answer in {(m.group('x') or m.group('y')).lower()}"),
+        lambda m, c: (
+            ("answer_format", f"answer in {(m.group('x') or m.group('y')).lower()}")
+            if _STANDING.search(c)
+            else None
+        ),
         importance=8.0,
+        request=True,
     ),
     _rule(
         r"\bkeep (?:your |the |all )?(?:answers?|replies|responses|it|things|them)(?: \w+)? "
@@ -1064,18 +1316,28 @@ _EN_RULES: list[_Rule] = [
         r"\b(?P<y>short|brief|concise|detailed|longer|in-depth|one-line) (?:answers?|replies|"
         r"responses)(?= (?:please|only|from now|always)|\s*[,.!]|$)|\bno more than (?P<z>\w+ "
         r"(?:sentences|words|lines|paragraphs))\b",
-        lambda m, _: (
-            "answer_length",
-            f"answers {(m.group('x') or m.group('y') or 'no more than ' + m.group('z')).lower()}",
+        lambda m, c: (
+            (
+                "answer_length",
+                f"answers {(m.group('x') or m.group('y') or 'no more than ' + m.group('z')).lower()}",
+            )
+            if _STANDING.search(c)
+            else None
         ),
         importance=8.0,
+        request=True,
     ),
     _rule(
         r"(?:\b(?:use|prefer|stick to|give me|always|in|only)\b[^.?!]{0,15}?\b(?P<x>metric|"
         r"imperial|celsius|fahrenheit)\b|^(?P<y>metric|imperial|celsius|fahrenheit)(?: units)? "
         r"(?:please|only))",
-        lambda m, _: ("units", f"uses {(m.group('x') or m.group('y')).lower()} units"),
+        lambda m, c: (
+            ("units", f"uses {(m.group('x') or m.group('y')).lower()} units")
+            if _STANDING.search(c)
+            else None
+        ),
         importance=8.0,
+        request=True,
     ),
     _rule(
         rf"(?:{_I_AM}|\bwe're|\bwe are) {_ADVERB}(?:on|in) (?:the )?(?P<x>pacific|eastern|central|"
@@ -1089,6 +1351,7 @@ _EN_RULES: list[_Rule] = [
             else None
         ),
         importance=8.0,
+        request=True,
     ),
     _rule(
         rf"\bI (?:also )?(?:speak|understand|read|can speak) (?P<langs>(?:(?:a (?:bit|little) "
@@ -1120,7 +1383,16 @@ _EN_RULES: list[_Rule] = [
     ),
     # -- plans, goals, numbers --
     _rule(
-        rf"(?:\b(?:my|our|the|a|an)\s+|^)(?P<mod>(?:[\w'-]+\s+){{0,2}}?)(?P<event>{_EVENTS})\b",
+        rf"(?:\b(?:my|our|the|a|an)\s+|^)(?P<mod>(?:[\w'-]+\s+){{0,2}}?)(?P<event>{_EVENTS})\b(?!-)",
+        _plan,
+        category="plan",
+        importance=7.0,
+    ),
+    _rule(
+        r"(?:\b(?:my|our|the|a|an)\s+|^)(?P<mod>(?:[\w'-]+\s+){0,2}?)(?P<event>[\w-]{3,})"
+        r"(?= (?:is |'s |was |got |has been )?(?:booked|scheduled|planned|set|arranged|fixed|due|"
+        r"pencilled in|penciled in|confirmed|rescheduled|postponed|moved|pushed|brought forward|"
+        r"happening|coming up)\b)",
         _plan,
         category="plan",
         importance=7.0,
@@ -1204,10 +1476,16 @@ _EN_RULES: list[_Rule] = [
         importance=6.0,
     ),
     _rule(
+        rf"\b(?:I|we) (?:can't|cannot|don't want to|won't) (?:spend|pay) more than (?P<amount3>"
+        rf"{_AMOUNT})|\b(?:I|we) (?:have|'ve got) (?:about |around |roughly )?(?P<amount4>{_AMOUNT})"
+        rf" to spend|"
         rf"\b(?:I|we) (?:can|could) (?:now |finally )?(?:spend|afford|go up to|stretch to|do|pay)"
         rf"(?: up to| as much as| around)? (?P<amount>{_AMOUNT})|\b(?:go|spend|stretch) up to "
         rf"(?P<amount2>{_AMOUNT})",
-        lambda m, _: _budget(None, m.group("amount") or m.group("amount2")),
+        lambda m, _: _budget(
+            None,
+            m.group("amount") or m.group("amount2") or m.group("amount3") or m.group("amount4"),
+        ),
         importance=6.0,
     ),
     _rule(
@@ -1276,7 +1554,11 @@ _EN_RULES: list[_Rule] = [
     ),
     _rule(
         rf"\bI {_ADVERB}(?P<verb>love|like|enjoy|adore|prefer)\b(?! (?:to|it|that|this|when|how|"
-        r"the way|you|your|him|her|them|what|if|a lot of what)\b) (?P<x>.+)",
+        r"the way|you|your|him|her|them|what|if|a lot of what|replies|answers|responses|"
+        r"(?:the |these |those |that |this |your |all )?(?:idea|ideas|tip|tips|suggestion|"
+        r"suggestions|sound|look|fact|option|options|recommendation|recommendations|approach|"
+        r"list|plan|sound of|thought)|"
+        r"(?:short|long|brief|detailed) (?:replies|answers))\b) (?P<x>.+)",
         _likes,
         category="preference",
         importance=5.5,
@@ -1292,6 +1574,43 @@ _EN_RULES: list[_Rule] = [
         ),
         category="preference",
         importance=5.5,
+    ),
+    _rule(
+        rf"{_I_AM} an? (?:big|huge|massive|massive|die-hard|diehard|lifelong) (?P<x>[\w' -]{{2,25}}?)"
+        r" fan\b|\bI can't get enough of (?P<y>.+)",
+        lambda m, _: (
+            (
+                f"likes:{_key(_obj(m.group('x') or m.group('y')))}",
+                f"loves {_obj(m.group('x') or m.group('y'))}",
+            )
+            if _obj(m.group("x") or m.group("y"))
+            else None
+        ),
+        category="preference",
+        importance=5.5,
+    ),
+    _rule(
+        rf"{_I_AM} not (?:big on|keen on|a big fan of|really into|into|fond of) (?P<x>.+)|"
+        r"(?:^|[,:]\s*)(?P<y>(?:[\w-]+\s+){0,2}[\w-]+?) (?:isn't|is not|aren't|are not) (?:really )?"
+        r"my (?:thing|cup of tea|jam|scene)",
+        lambda m, _: (
+            (
+                f"likes:{_key(_obj(m.group('x') or m.group('y')))}",
+                f"dislikes {_obj(m.group('x') or m.group('y'))}",
+            )
+            if _obj(m.group("x") or m.group("y"))
+            and _obj(m.group("x") or m.group("y")).lower() not in _PRONOUNS
+            else None
+        ),
+        category="preference",
+        importance=5.5,
+    ),
+    _rule(
+        rf"{_I_AM} an? (?P<adj>keen|avid|passionate|enthusiastic|amateur|regular|serious|big|huge|"
+        r"competitive|casual|weekend|club) (?P<x>(?:[\w-]+ )?\w+(?:er|ist|or))\b",
+        lambda m, _: (f"hobby:{_key(m.group('x'))}", f"{m.group('adj')} {m.group('x')}"),
+        category="preference",
+        importance=5.0,
     ),
     _rule(
         r"\bmy (?P<label>go-to|usual|regular|favou?rite|fave|fav)(?: (?P<what>[\w -]{2,20}?))?"
@@ -1344,7 +1663,8 @@ _EN_RULES: list[_Rule] = [
         fallback=True,
     ),
     _rule(
-        r"\b(?:please )?(?:remember|note|don't forget|keep in mind) (?:that )?"
+        r"(?:^|\b(?:please|pls|also|and|oh and|just) )(?:remember|don't forget|keep in mind)"
+        r" (?:that )?(?!the following\b|this\b|these\b)"
         r"(?!(?:that|this|it|to|when|me)\b)(?P<x>.{6,})",
         lambda m, _: (f"note:{_key(_obj(m.group('x')))}", _obj(m.group("x"))),
         importance=6.0,
@@ -1363,14 +1683,22 @@ def _conjugate(phrase: str) -> str:
 def _garment(word: str | None) -> str:
     if not word:
         return "clothes"
-    word = word.lower().rstrip("s")
-    return {
+    word = word.lower()
+    singular = {
         "shoe": "shoes",
         "boot": "shoes",
+        "boots": "shoes",
         "trouser": "trousers",
+        "pants": "trousers",
         "jean": "jeans",
-        "pant": "trousers",
-    }.get(word, word)
+        "dresses": "dress",
+        "tops": "top",
+        "shirts": "shirt",
+        "t-shirts": "t-shirt",
+        "bras": "bra",
+        "rings": "ring",
+    }
+    return singular.get(word, word)
 
 
 def _move(clause: str) -> list[tuple[str, str]]:
@@ -1606,6 +1934,13 @@ def _clause_facts(clause: str, context: tuple[str, ...]) -> list[tuple[int, str,
     if not zh:
         for subject, content in _move(clause):
             found.append((0, subject, content, default))
+    seen: set[str] = set()
+    unique = []
+    for item in found:  # two rules, one statement ("a root canal booked for ..."): the first
+        if item[2] not in seen:
+            seen.add(item[2])
+            unique.append(item)
+    found = unique
     for subject, content in _pronoun_names(clause, context):
         found.append(
             (len(clause), subject, content, _Rule(re.compile(""), lambda m, c: None, "fact", 7.0))
@@ -1685,7 +2020,8 @@ def find_facts(text: str, *, previous: str = "") -> list[FoundFact]:
             before, said = said, f"{said} {clause}"
             if _is_question(clause) or _HYPOTHETICAL.search(clause):
                 continue
-            hedged = bool(_HEDGE.search(clause))
+            doubt = bool(_HEDGE.search(clause))
+            desire = bool(_DESIRE.search(clause))
             best: dict[str, tuple[int, str, _Rule]] = {}
             for position, subject, content, rule in _clause_facts(clause, (before, previous)):
                 # the same subject twice in one clause: the later statement wins
@@ -1698,7 +2034,7 @@ def find_facts(text: str, *, previous: str = "") -> list[FoundFact]:
                         content=" ".join(content.split()),
                         category=rule.category,
                         importance=rule.importance,
-                        hedged=hedged,
+                        hedged=doubt or (desire and not rule.request),
                     )
                 )
     return _merge(results)
