@@ -272,7 +272,8 @@ _DATE = (
     rf"\d{{2}}\b|\b(?:on |this |next |last )?(?:{_WEEKDAYS})\b(?: (?:morning|afternoon|evening|"
     rf"night))?|\btomorrow\b|\btonight\b|\bnext (?:week|month|year|weekend|spring|summer|"
     rf"autumn|fall|winter)\b|\bthis (?:week|weekend|month|year|spring|summer|autumn|fall|"
-    rf"winter)\b|\bthe \d{{1,2}}(?:st|nd|rd|th)\b(?: of (?:{_MONTHS})\b)?|\bin (?:a |one |two |three |four |five |six "
+    rf"winter)\b|\bthe \d{{1,2}}(?:st|nd|rd|th)\b(?: of (?:{_MONTHS})\b)?|\bin (?:a |one |two |"
+    rf"three |four |five |six "
     rf"|a few |\d+ )(?:days?|weeks?|"
     rf"months?|years?)\b|\b(?:in|by|since|until|till|from|end of|early|late|mid)[ -]"
     rf"(?:{_MONTHS})\b|\bnoon\b|\bmidnight\b)"
@@ -424,7 +425,8 @@ def strip_quoted(text: str) -> str:
 _FRAME = re.compile(
     r"\bimagine (?:you(?:'re| are)|I(?:'m| am))\b|\bact as (?:a|an|my|if|though)\b|"
     r"\byou are (?:a|an|my) (?:[\w-]+ ){0,3}(?:assistant|expert|writer|consultant|coach|"
-    r"teacher|tutor|character|bot)\b|\b(?:let'?s |we could )?role[- ]?play|\bpretend (?:that |to be |you|I|we)|"
+    r"teacher|tutor|character|bot)\b|\b(?:let'?s |we could )?role[- ]?play|\bpretend (?:that |"
+    r"to be |you|I|we)|"
     r"\blet'?s pretend\b|\bplay a game where\b|\bin character\b|\bact as (?:if|though)\b|"
     r"\bmy character\b|\bthe (?:narrator|protagonist|main character|hero|heroine)\b|"
     r"\bin my (?:novel|story|book|script|screenplay|game|campaign)\b|角色扮演|假装|扮演",
@@ -515,7 +517,8 @@ _TAIL = re.compile(
     r"already|too|as well|now|again|anymore|any more|either|at all|right now|every|each|"
     r"way too much|so much|a lot|very much|and I|and we|and my|and the|and it|and then|"
     r"over the|in the (?:summer|spring|autumn|winter|morning|evening)|"
-    rf"(?:in|on|at|by|from|over) (?:the )?(?:\d+(?:st|nd|rd|th)?|(?:{_MONTHS})\b|(?:{_WEEKDAYS})\b)|"
+    rf"(?:in|on|at|by|from|over) (?:the )?(?:\d+(?:st|nd|rd|th)?|(?:{_MONTHS})\b|"
+    rf"(?:{_WEEKDAYS})\b)|"
     r"(?:last|next|this|a few|a couple of) (?:year|month|week|weekend|day|summer|spring|"
     r"autumn|winter|night|time)s?)\b",
     re.I,
@@ -916,7 +919,8 @@ _EN_RULES: list[_Rule] = [
     _rule(
         r"(?:^|[,:]\s*|\b(?:and|but|honestly|apparently)\s+)(?P<x>(?:[\w-]+\s+){0,2}[\w-]+?) and I "
         r"(?:really )?(?:don't|do not|never) (?:get along|agree)|(?:^|[,:]\s*)(?P<y>(?:[\w-]+\s+)"
-        r"{0,2}[\w-]+?) (?:is|are) (?:a no-go|off the menu|off-limits|off limits|a no-no|out) for me\b",
+        r"{0,2}[\w-]+?) (?:is|are) (?:a no-go|off the menu|off-limits|off limits|a no-no|"
+        r"out) for me\b",
         lambda m, _: (
             (
                 f"avoids:{_key(m.group('x') or m.group('y'))}",
@@ -1098,7 +1102,8 @@ _EN_RULES: list[_Rule] = [
     ),
     _rule(
         r"^(?P<age>\d{1,2}) (?:years old|yrs old|y/?o|year old)\b|\bI(?:'ll| will) be (?P<age2>"
-        r"\d{1,2}) (?:next|this|in|on|soon)\b|\bI(?:'m| am) in my (?P<dec>(?:early |mid |late |mid-)?"
+        r"\d{1,2}) (?:next|this|in|on|soon)\b|\bI(?:'m| am) in my (?P<dec>(?:early |mid |late |"
+        r"mid-)?"
         r"(?:twenties|thirties|forties|fifties|sixties|seventies|eighties|[2-8]0s))\b",
         lambda m, _: (
             "age",
@@ -1159,7 +1164,8 @@ _EN_RULES: list[_Rule] = [
         importance=6.5,
     ),
     _rule(
-        r"\b(?:my|our) (?:new )?(?:flat|apartment|house|place|home|condo|cottage) (?:is )?(?:in|near)"
+        r"\b(?:my|our) (?:new )?(?:flat|apartment|house|place|home|condo|cottage) (?:is )?(?:in|"
+        r"near)"
         r" (?P<x>.+)|\b(?:I|we) (?:just )?(?:bought|rent|rented|own) (?:a |an |our |my )?(?:\w+ )?"
         r"(?:flat|apartment|house|place|home|condo) in (?P<y>.+)",
         lambda m, _: (
@@ -1206,7 +1212,8 @@ _EN_RULES: list[_Rule] = [
             ("work", f"works {m.group('prep').lower()} {_cut(m.group('x'))}")
             if _obj(m.group("x"))
             and not re.match(
-                r"(?i)(?:home|progress|the garden|a team|teams|my (?:current |new |old )?(?:job|role|"
+                r"(?i)(?:home|progress|the garden|a team|teams|my (?:current |new |old )?(?:job|"
+                r"role|"
                 r"free time|spare time)|the (?:mornings?|evenings?|afternoons?|day|nights?)|shifts|"
                 r"pairs|groups|batches|bursts|sprints|cycles|silence|peace)\b",
                 _cut(m.group("x")),
@@ -1216,8 +1223,10 @@ _EN_RULES: list[_Rule] = [
         importance=6.5,
     ),
     _rule(
-        rf"(?:{_I_AM}|{_I_HAVE} been|\bI was|^I'm) {_ADVERB}(?:an? |the (?=(?:ceo|cto|cfo|coo|founder|"
-        rf"co-founder|owner|head|director|manager|principal|headteacher|editor|chef)\b))(?P<job>(?:(?!(?:fan|"
+        rf"(?:{_I_AM}|{_I_HAVE} been|\bI was|^I'm) {_ADVERB}(?:an? |the (?=(?:ceo|cto|cfo|coo|"
+        rf"founder|"
+        rf"co-founder|owner|head|director|manager|principal|headteacher|editor|"
+        rf"chef)\b))(?P<job>(?:(?!(?:fan|"
         rf"bit|lot|big fan|member|huge fan|sucker|believer|kind|type|sort|part)\b)[\w-]+ ){{0,3}}"
         rf"(?:{_JOBS}))\b(?:s)?(?: (?:at|for|in|with) (?P<org>[^,.;!?]+))?",
         _job,
@@ -1266,8 +1275,10 @@ _EN_RULES: list[_Rule] = [
         importance=6.5,
     ),
     _rule(
-        rf"\b(?:I(?:'ve| have)? )?(?:joined|moved to|went to) (?P<org>[A-Z][\w&.'-]*(?: [A-Z][\w&.'-]*)*)"
-        rf" as an? (?P<job>(?:[\w-]+ ){{0,3}}(?i:{_JOBS}))\b|\b(?i:I(?:'ve| have)? )?(?i:got|landed|"
+        rf"\b(?:I(?:'ve| have)? )?(?:joined|moved to|"
+        rf"went to) (?P<org>[A-Z][\w&.'-]*(?: [A-Z][\w&.'-]*)*)"
+        rf" as an? (?P<job>(?:[\w-]+ ){{0,3}}(?i:{_JOBS}))\b|\b(?i:I(?:'ve| have)? )?(?i:got|"
+        rf"landed|"
         r"accepted|started|took|start)(?i: (?:a|the|my)(?: new)?| a new| my new)? (?i:job|role|"
         r"position) (?i:at|with) (?P<org2>[A-Z][\w&.'-]*(?: [A-Z][\w&.'-]*)*)",
         lambda m, _: (
@@ -1297,7 +1308,8 @@ _EN_RULES: list[_Rule] = [
     ),
     _rule(
         r"(?:\b(?:use|prefer|always|please|only|stick to|give me|answer in|reply in|respond in|"
-        r"format (?:it|answers|replies) as|in|as)\b[^.?!]{0,25}?\b(?P<x>bullet(?:ed)? points?|bullets|"
+        r"format (?:it|answers|replies) as|in|as)\b[^.?!]{0,25}?\b(?P<x>bullet(?:ed)? points?|"
+        r"bullets|"
         r"numbered (?:lists?|steps)|step[- ]by[- ]step|steps|lists?|tables?|plain text|no markdown|"
         r"markdown|short paragraphs|prose)\b|"
         r"^(?P<y>bullet(?:ed)? points?|bullets|numbered lists?|tables?|plain text|no markdown)"
@@ -1317,12 +1329,7 @@ _EN_RULES: list[_Rule] = [
         r"responses)(?= (?:please|only|from now|always)|\s*[,.!]|$)|\bno more than (?P<z>\w+ "
         r"(?:sentences|words|lines|paragraphs))\b",
         lambda m, c: (
-            (
-                "answer_length",
-                f"answers {(m.group('x') or m.group('y') or 'no more than ' + m.group('z')).lower()}",
-            )
-            if _STANDING.search(c)
-            else None
+            ("answer_length", f"answers {_length(m).lower()}") if _STANDING.search(c) else None
         ),
         importance=8.0,
         request=True,
@@ -1383,7 +1390,8 @@ _EN_RULES: list[_Rule] = [
     ),
     # -- plans, goals, numbers --
     _rule(
-        rf"(?:\b(?:my|our|the|a|an)\s+|^)(?P<mod>(?:[\w'-]+\s+){{0,2}}?)(?P<event>{_EVENTS})\b(?!-)",
+        rf"(?:\b(?:my|our|the|a|an)\s+|"
+        rf"^)(?P<mod>(?:[\w'-]+\s+){{0,2}}?)(?P<event>{_EVENTS})\b(?!-)",
         _plan,
         category="plan",
         importance=7.0,
@@ -1477,7 +1485,8 @@ _EN_RULES: list[_Rule] = [
     ),
     _rule(
         rf"\b(?:I|we) (?:can't|cannot|don't want to|won't) (?:spend|pay) more than (?P<amount3>"
-        rf"{_AMOUNT})|\b(?:I|we) (?:have|'ve got) (?:about |around |roughly )?(?P<amount4>{_AMOUNT})"
+        rf"{_AMOUNT})|\b(?:I|we) (?:have|'ve got) (?:about |around |"
+        rf"roughly )?(?P<amount4>{_AMOUNT})"
         rf" to spend|"
         rf"\b(?:I|we) (?:can|could) (?:now |finally )?(?:spend|afford|go up to|stretch to|do|pay)"
         rf"(?: up to| as much as| around)? (?P<amount>{_AMOUNT})|\b(?:go|spend|stretch) up to "
@@ -1576,7 +1585,8 @@ _EN_RULES: list[_Rule] = [
         importance=5.5,
     ),
     _rule(
-        rf"{_I_AM} an? (?:big|huge|massive|massive|die-hard|diehard|lifelong) (?P<x>[\w' -]{{2,25}}?)"
+        rf"{_I_AM} an? (?:big|huge|massive|massive|die-hard|diehard|"
+        rf"lifelong) (?P<x>[\w' -]{{2,25}}?)"
         r" fan\b|\bI can't get enough of (?P<y>.+)",
         lambda m, _: (
             (
@@ -1591,7 +1601,8 @@ _EN_RULES: list[_Rule] = [
     ),
     _rule(
         rf"{_I_AM} not (?:big on|keen on|a big fan of|really into|into|fond of) (?P<x>.+)|"
-        r"(?:^|[,:]\s*)(?P<y>(?:[\w-]+\s+){0,2}[\w-]+?) (?:isn't|is not|aren't|are not) (?:really )?"
+        r"(?:^|[,:]\s*)(?P<y>(?:[\w-]+\s+){0,2}[\w-]+?) (?:isn't|is not|aren't|"
+        r"are not) (?:really )?"
         r"my (?:thing|cup of tea|jam|scene)",
         lambda m, _: (
             (
@@ -1671,6 +1682,10 @@ _EN_RULES: list[_Rule] = [
         fallback=True,
     ),
 ]
+
+
+def _length(m: re.Match[str]) -> str:
+    return m.group("x") or m.group("y") or f"no more than {m.group('z')}"
 
 
 def _conjugate(phrase: str) -> str:
