@@ -815,16 +815,18 @@ _EN_RULES: list[_Rule] = [
     ),
     _rule(
         r"(?:^|[,:]\s*|\b(?:and|but|because|since|so|honestly|apparently)\s+)(?P<x>(?:[\w-]+\s+)"
-        r"{0,2}[\w-]+?) (?:always |really |just )?(?:makes|make|gives|give) me (?:really |so |"
-        r"very )?(?:sick|ill|nauseous|queasy|bloated|break out|come out in hives|hives|a rash|"
-        r"migraines?|a migraine|headaches?|a headache|itchy|wheezy|unwell|throw up)\b|"
+        r"{0,2}[\w-]+?) (?:always |really |just |instantly |immediately )?(?:makes|make|gives|give|"
+        r"sends|send|puts|put|lands|land|leaves|leave) me (?:really |so |very |straight )?(?:sick|"
+        r"ill|nauseous|queasy|bloated|break out|come out in hives|hives|a rash|migraines?|"
+        r"a migraine|headaches?|a headache|itchy|wheezy|unwell|throw up|(?:to|in|into) (?:the )?"
+        r"(?:hospital|a&e|er|emergency room|emergency))\b|"
         r"(?:^|[,:]\s*)(?P<y>(?:[\w-]+\s+){0,2}[\w-]+?) (?:wrecks|upsets|destroys|kills|messes "
         r"up|doesn't agree with|does not agree with|don't agree with|disagrees with) (?:my "
         r"(?:stomach|gut|tummy|skin|digestion)|me)\b",
         lambda m, _: (
             (
-                f"avoids:{_key(m.group('x') or m.group('y'))}",
-                f"{(m.group('x') or m.group('y')).strip()} makes them unwell",
+                f"avoids:{_key(_food(m.group('x') or m.group('y')))}",
+                f"{_food(m.group('x') or m.group('y'))} makes them unwell",
             )
             if (m.group("x") or m.group("y")).lower().split()[-1]
             not in {
@@ -987,6 +989,31 @@ _EN_RULES: list[_Rule] = [
         lambda m, _: ("diet", m.group("x").lower()),
         importance=8.5,
     ),
+    _rule(
+        rf"(?:^|\b(?:and|but|so)\s+)being (?:a |an )?(?P<x>{_DIETS})\b",
+        lambda m, _: ("diet", m.group("x").lower()),
+        importance=8.5,
+    ),
+    _rule(
+        rf"(?:{_I_AM}|{_I_HAVE} always been|^) {_ADVERB}(?:afraid|scared|terrified|frightened|"
+        r"petrified|phobic) of (?P<x>[^,.;!?]+)|\bI (?:have|'ve got) (?:a |an )?(?:real |serious |"
+        r"bad )?(?:fear|phobia) of (?P<y>[^,.;!?]+)",
+        lambda m, _: (
+            (
+                f"fear:{_key(_cut(m.group('x') or m.group('y')))}",
+                f"afraid of {_cut(m.group('x') or m.group('y'))}",
+            )
+            if _cut(m.group("x") or m.group("y"))
+            else None
+        ),
+        importance=7.0,
+    ),
+    _rule(
+        r"\bI (?:wear|need|have) (?P<x>glasses|contacts|contact lenses|hearing aids?|a hearing aid|"
+        r"a brace|braces|a retainer|dentures|reading glasses|orthotics|insoles)\b",
+        lambda m, _: (f"health:{_key(m.group('x'))}", f"wears {m.group('x')}"),
+        importance=7.0,
+    ),
     # -- people and pets --
     _rule(
         rf"\b(?:my|our) (?P<kin>{_KIN})(?:'s|s'|s)? names? (?:is|are|'s) (?P<name>.+)",
@@ -994,12 +1021,13 @@ _EN_RULES: list[_Rule] = [
         importance=7.0,
     ),
     _rule(
-        rf"\b(?:my|our) (?:\w+ )?(?P<kin>{_KIN}) (?:is|are|'s) (?:called|named) (?P<name>.+)",
+        rf"\b(?:my|our|the) (?:\w+ )?(?P<kin>{_KIN}) (?:is|are|'s) (?:called|named) (?P<name>.+)",
         _kin_named,
         importance=7.0,
     ),
     _rule(
-        rf"\b(?i:my|our) (?i:(?:new|little|baby|older|younger|big|eldest|youngest|rescue|two|three|"
+        rf"\b(?i:my|our|the) (?i:(?:new|little|baby|older|younger|big|eldest|youngest|rescue|two|"
+        rf"three|"
         rf"other|lovely|gorgeous|adorable|old|beautiful|sweet|crazy) )*(?P<kin>(?i:{_KIN})),? "
         r"(?P<name>[A-Z][\w'’-]+(?:(?:,\s*|\s+and\s+|\s*&\s*)[A-Z][\w'’-]+)*)",
         _kin_named,
@@ -1126,6 +1154,12 @@ _EN_RULES: list[_Rule] = [
         ),
         importance=5.5,
     ),
+    _rule(
+        r"\bas (?:someone|somebody|a person|a woman|a man|a guy|a girl|a lady|a mum|a mom|a dad|"
+        r"a parent) (?:who's|who is|who just turned|who turned|aged|of) (?P<age>\d{1,2})\b",
+        _age,
+        importance=6.5,
+    ),
     # -- home --
     _rule(
         r"\bI (?:no longer|don't|do not) live in (?P<x>.+)",
@@ -1197,6 +1231,20 @@ _EN_RULES: list[_Rule] = [
         importance=5.5,
         flags=0,
     ),
+    _rule(
+        r"\b(?i:I'm|I am|we're|we are) (?i:now |currently )?(?i:in|settled in) (?P<x>[A-Z][\w'-]+"
+        r"(?: [A-Z][\w'-]+)*)(?= (?i:now|these days|for good|permanently)\b)",
+        lambda m, _: ("home_city", f"lives in {m.group('x')}"),
+        importance=6.5,
+        flags=0,
+    ),
+    _rule(
+        r"\b(?:I|we)(?:'ve| have) (?:lived|been living) in (?P<x>[^,.;!?]+?) (?:for|since)\b",
+        lambda m, _: (
+            ("home_city", f"lives in {_obj(m.group('x'))}") if _obj(m.group("x")) else None
+        ),
+        importance=6.5,
+    ),
     # -- work --
     _rule(
         r"\bI (?:no longer|don't|do not) work (?:at|for|as) (?P<x>.+)",
@@ -1206,7 +1254,8 @@ _EN_RULES: list[_Rule] = [
         importance=6.5,
     ),
     _rule(
-        rf"(?:\bI {_ADVERB}work|(?:{_I_AM}|{_I_HAVE} been) {_ADVERB}working|^{_ADVERB}working) "
+        rf"(?:\bI {_ADVERB}work|(?:{_I_AM}|{_I_HAVE} been) {_ADVERB}working|^{_ADVERB}working)"
+        r"(?: from home| remotely| part-time| full-time| freelance| shifts)? "
         r"(?P<prep>as|at|for|in) (?P<x>.+)",
         lambda m, _: (
             ("work", f"works {m.group('prep').lower()} {_cut(m.group('x'))}")
@@ -1239,9 +1288,11 @@ _EN_RULES: list[_Rule] = [
         importance=6.5,
     ),
     _rule(
-        rf"(?:\bI(?:'ve| have)?|^|\band) {_ADVERB}(?:started|began|start|begin|starting|joined|"
-        rf"got a job|landed a job|got hired|was hired|was promoted|got promoted|'m starting)"
-        rf"(?: (?:work|working|a new job|a new role))? as an? (?P<job>(?:[\w-]+ ){{0,3}}"
+        rf"(?:\bI(?:'ve| have|'m| am)?|^|\band) {_ADVERB}(?:started|began|start|begin|starting|"
+        rf"joined|got a job|landed a job|got hired|was hired|was promoted|got promoted|'m starting|"
+        rf"training|retraining|studying|qualifying|qualified|working)"
+        rf"(?: (?:work|working|a new job|a new role))?(?: as| to be| to become| towards being)"
+        rf" an? (?P<job>(?:[\w-]+ ){{0,3}}"
         rf"(?:{_JOBS}))\b(?: (?:at|for|in|with) (?P<org>[^,.;!?]+))?",
         _job,
         importance=6.5,
@@ -1293,7 +1344,8 @@ _EN_RULES: list[_Rule] = [
     _rule(
         rf"\b(?:reply|replies|replying|respond|responding|responses|answer|answers|answering|write|"
         rf"writing|talk|talking|speak|speaking|chat|message)"
-        rf"(?: to me| back| with me)?(?: only| always)? in (?P<x>{_LANG})\b|\b(?:switch|go|change|"
+        rf"(?: to me| me| us| back| with me)?(?: only| always)? in (?P<x>{_LANG})\b|\b(?:switch|"
+        rf"go|change|"
         rf"stick|keep it)"
         rf" (?:back )?(?:to|with) (?P<y>{_LANG})(?=\s*(?:$|[,.!;]|please|from now|again|for|when|"
         rf"with))|^(?:and |also |oh and )?in (?P<w>{_LANG}),? please\b|"
@@ -1319,6 +1371,15 @@ _EN_RULES: list[_Rule] = [
             if _STANDING.search(c)
             else None
         ),
+        importance=8.0,
+        request=True,
+    ),
+    _rule(
+        r"\b(?:don't|do not|never|no|stop|avoid|without|please no|skip the) (?:use |using |add "
+        r"|adding |with |put |putting )?(?:any )?(?P<x>emojis?|emoticons|exclamation (?:marks|"
+        r"points)"
+        r"|jargon|slang|swearing|profanity|small talk|pleasantries|disclaimers|caveats)\b",
+        lambda m, _: ("answer_style", f"no {m.group('x').lower()} in answers"),
         importance=8.0,
         request=True,
     ),
@@ -1369,10 +1430,14 @@ _EN_RULES: list[_Rule] = [
     ),
     _rule(
         rf"{_I_AM} (?:fluent|native|bilingual|conversational|proficient) in (?P<langs>.+)|"
+        rf"\bmy (?P<l4>{_LANG}) is (?:\w+ )?(?:fluent|good|decent|basic|rusty|ok|okay|native|"
+        r"conversational|pretty good|very good|not bad)\b|"
         rf"\bmy (?:native|first|mother) (?:language|tongue) is (?P<l2>{_LANG})|"
         rf"{_I_AM} a native (?P<l3>{_LANG}) speaker",
         lambda m, _: (
-            _speaks(m, "")
+            [(f"speaks:{m.group('l4').lower()}", m.group(0)[3:].strip())]
+            if m.group("l4")
+            else _speaks(m, "")
             if m.group("langs")
             else [
                 (
@@ -1482,8 +1547,11 @@ _EN_RULES: list[_Rule] = [
             m.group("thing") or m.group("thing2"), m.group("amount") or m.group("amount2")
         ),
         importance=6.0,
+        request=True,
     ),
     _rule(
+        rf"\bkeep (?:it|the (?P<thing>(?:[\w-]+ ){{0,2}}?[\w-]+)|things|costs|spending) "
+        rf"(?:under|below|within|to|at) (?:about |around )?(?P<amount5>{_AMOUNT})|"
         rf"\b(?:I|we) (?:can't|cannot|don't want to|won't) (?:spend|pay) more than (?P<amount3>"
         rf"{_AMOUNT})|\b(?:I|we) (?:have|'ve got) (?:about |around |"
         rf"roughly )?(?P<amount4>{_AMOUNT})"
@@ -1492,10 +1560,15 @@ _EN_RULES: list[_Rule] = [
         rf"(?: up to| as much as| around)? (?P<amount>{_AMOUNT})|\b(?:go|spend|stretch) up to "
         rf"(?P<amount2>{_AMOUNT})",
         lambda m, _: _budget(
-            None,
-            m.group("amount") or m.group("amount2") or m.group("amount3") or m.group("amount4"),
+            m.group("thing") if m.group("thing") not in (None, "cost", "total") else None,
+            m.group("amount")
+            or m.group("amount2")
+            or m.group("amount3")
+            or m.group("amount4")
+            or m.group("amount5"),
         ),
         importance=6.0,
+        request=True,
     ),
     _rule(
         r"\bI(?:'m| am)? (?:a |an )?(?:(?:uk|us|eu|european) )?size (?P<x>\w+(?:[.,]\d)?)"
@@ -1659,6 +1732,20 @@ _EN_RULES: list[_Rule] = [
         importance=5.0,
     ),
     _rule(
+        r"(?:^|\bI(?:'ve| have)? )(?:cancelled|canceled|quit|stopped|dropped|ditched|gave up|"
+        r"given up|"
+        r"left|sold|ended) (?P<old>[^,.;!?]+?),? (?:and )?(?:I(?:'ve| have)? |now )?(?:joined|"
+        r"switched to|started|got|moved to|gone for|went for|bought|signed up (?:for|with)|"
+        r"picked up|taken up|took up) (?P<new>[^,.;!?]+)",
+        lambda m, _: (
+            (f"~{_key(m.group('old'))}", f"{_cut(m.group('new'))}")
+            if _cut(m.group("new"))
+            else None
+        ),
+        category="preference",
+        importance=5.5,
+    ),
+    _rule(
         r"\bI(?:'ve| have)? (?:switched|changed|moved over|moved on) "
         r"(?:from (?P<from>[^,.;!?]+?) )?to (?P<x>[^,.;!?]+)",
         lambda m, _: (
@@ -1674,6 +1761,29 @@ _EN_RULES: list[_Rule] = [
         fallback=True,
     ),
     _rule(
+        r"^(?:(?:btw|also|oh and|and|but|so|honestly|fyi|just so you know|for context|fwiw|"
+        r"for the record|full disclosure)[,:]?\s+)*(?:I|we) (?:(?:also|still|usually|always|"
+        r"normally|really|actually|currently|now|mostly|only|basically) )*(?P<verb>wear|use|own|"
+        r"work|live|speak|drive|ride|play|keep|eat|drink|take|volunteer|coach|study|teach|run|"
+        r"care for|look after|suffer from)"
+        r" (?!(?:a |any |no |some |the )?(?:question|questions|idea|ideas|clue|time|problem|"
+        r"problems|issue|issues|doubt|feeling|thought|thoughts|choice|fun|way|chance|trouble|"
+        r"plans|plan|meeting|call)\b|to\b|it\b|that\b|this\b|them\b|you\b|been\b|had\b|know\b|"
+        r"think\b|want\b|need\b|like\b|mind\b|care\b|see\b|remember\b|understand\b|get\b|"
+        r"believe\b|wait\b|do\b|go\b|say\b|tell\b|find\b|imagine\b|help\b|stop\b|figure\b|"
+        r"really\b|even\b|sure\b|\w+ing\b)(?P<x>[^,.;!?]{3,60})",
+        lambda m, c: (
+            (
+                f"about:{m.group('verb').lower().lstrip(chr(39))} {_key(_cut(m.group('x')))}",
+                f"{_third(m.group('verb'))} {_cut(m.group('x'))}",
+            )
+            if len(_cut(m.group("x")).split()) >= 1 and _cut(m.group("x"))
+            else None
+        ),
+        importance=4.0,
+        fallback=True,
+    ),
+    _rule(
         r"(?:^|\b(?:please|pls|also|and|oh and|just) )(?:remember|don't forget|keep in mind)"
         r" (?:that )?(?!the following\b|this\b|these\b)"
         r"(?!(?:that|this|it|to|when|me)\b)(?P<x>.{6,})",
@@ -1686,6 +1796,31 @@ _EN_RULES: list[_Rule] = [
 
 def _length(m: re.Match[str]) -> str:
     return m.group("x") or m.group("y") or f"no more than {m.group('z')}"
+
+
+def _food(text: str) -> str:
+    """ "Anything with sesame" -> "sesame"."""
+    return re.sub(
+        r"(?i)^(?:anything|everything|something|food|stuff) (?:with|containing) ", "", text.strip()
+    )
+
+
+def _third(verb: str) -> str:
+    """ "wear" -> "wears", "can't" -> "can't", "'ve got" -> "has"."""
+    verb = verb.lower()
+    fixed = {
+        "have": "has",
+        "'ve got": "has",
+        "can't": "can't",
+        "cannot": "can't",
+        "don't": "doesn't",
+        "never": "never",
+        "care for": "cares for",
+        "look after": "looks after",
+        "suffer from": "suffers from",
+        "teach": "teaches",
+    }
+    return fixed.get(verb, verb + "s")
 
 
 def _conjugate(phrase: str) -> str:
@@ -1842,6 +1977,13 @@ _ZH_RULES: list[_Rule] = [
         importance=6.5,
     ),
     _rule(
+        r"(?:我|^)(?:现在|目前|如今)?在(?P<org>[^，。！？,.!?]{0,10}?(?:公司|企业|外企|国企|银行|医院|"
+        r"学校|大学|工厂|厂|店|局|集团|机构|事务所|研究所|律所|工作室|报社|电视台|政府|部门))"
+        r"(?P<verb>当|做|担任|干)(?P<job>[\u4e00-\u9fff]{2,6}?)(?=[，。！？,.!?、；\s]|$)",
+        lambda m, _: ("work", f"在{m.group('org')}{m.group('verb')}{m.group('job')}"),
+        importance=6.5,
+    ),
+    _rule(
         r"(?:我|^)(?:现在|目前)?在(?P<org>[^，。！？,.!?]{2,20}?)(?:工作|上班|实习)",
         lambda m, _: ("work", f"在{m.group('org')}工作"),
         importance=6.5,
@@ -1891,6 +2033,9 @@ _ZH_RULES: list[_Rule] = [
         fallback=True,
     ),
 ]
+_ZH_PHONE = re.compile(
+    r"(?:手机号|号码|电话|手机|联系方式)[^。！？]{0,12}?(?P<x>\+?\d[\d -]{6,}\d)"
+)
 _ZH_EVENT_RULE = re.compile(rf"(?P<event>{_ZH_EVENTS})")
 _ZH_TIME_RULE = re.compile(_ZH_TIME)
 
@@ -2031,6 +2176,8 @@ def find_facts(text: str, *, previous: str = "") -> list[FoundFact]:
             continue
         if zh and (plan := _zh_plan_sentence(sentence)):
             results.append(plan)
+        if zh and (phone := _ZH_PHONE.search(sentence)):  # "我换了新号码，139..."
+            results.append(FoundFact("phone", f"电话{phone.group('x')}", "fact", 6.5))
         for clause in _clauses(sentence):
             before, said = said, f"{said} {clause}"
             if _is_question(clause) or _HYPOTHETICAL.search(clause):
