@@ -1408,8 +1408,9 @@ _EN_RULES: list[_Rule] = [
         request=True,
     ),
     _rule(
-        rf"(?:{_I_AM}|\bwe're|\bwe are) {_ADVERB}(?:on|in) (?:the )?(?P<x>pacific|eastern|central|"
-        r"mountain|atlantic|alaska|hawaii|greenwich|gmt|utc|bst|cet|cest|eet|eest|ist|jst|kst|"
+        rf"(?:{_I_AM}|\bwe're|\bwe are) {_ADVERB}(?:on|in) (?:the )?(?P<x>(?:(?:central|eastern|western) "
+        r"european|british summer|greenwich mean|indian standard|japan standard|china standard|"
+        r"australian eastern)|pacific|eastern|central|mountain|atlantic|alaska|hawaii|greenwich|gmt|utc|bst|cet|cest|eet|eest|ist|jst|kst|"
         r"aest|aedt|acst|awst|nzst|nzdt|pst|pdt|est|edt|cst|cdt|mst|mdt|(?:gmt|utc) ?[+-] ?\d+)"
         r"(?: standard| daylight)?(?P<t> time(?: zone)?| timezone| zone)?\b|\bmy time ?zone is "
         r"(?P<y>[\w+ -]+)",
@@ -1422,8 +1423,8 @@ _EN_RULES: list[_Rule] = [
         request=True,
     ),
     _rule(
-        rf"\bI (?:also )?(?:speak|understand|read|can speak) (?P<langs>(?:(?:a (?:bit|little) "
-        rf"of |some |basic |fluent |decent |conversational )?(?:{_LANG})(?:,\s*|\s+and\s+|\s*&\s*"
+        rf"\bI (?:also )?(?:speak|understand|read|can speak) (?P<langs>(?:(?:a (?:bit|little)"
+        rf"(?: of)? |some |basic |fluent |decent |conversational |a few words of )?(?:{_LANG})(?:,\s*|\s+and\s+|\s*&\s*"
         rf"|\s+plus\s+)?)+)",
         _speaks,
         importance=6.0,
@@ -1744,6 +1745,7 @@ _EN_RULES: list[_Rule] = [
         ),
         category="preference",
         importance=5.5,
+        fallback=True,
     ),
     _rule(
         r"\bI(?:'ve| have)? (?:switched|changed|moved over|moved on) "
