@@ -154,7 +154,7 @@ _JOBS = (
 )
 _RELATIONS = (
     "wife|husband|partner|spouse|boyfriend|girlfriend|fiance|fiancé|fiancée|son|daughter|"
-    "sons|daughters|kid|kids|child|children|baby|toddler|twins|twin|mum|mom|mother|dad|"
+    "sons|daughters|kid|kids|child|children|baby|toddler|twins|twin|boys|girls|mum|mom|mother|dad|"
     "father|parents|brother|sister|siblings|sibling|grandma|grandmother|granny|nan|grandpa|"
     "grandfather|grandad|granddad|grandson|granddaughter|grandkids|grandchildren|aunt|"
     "auntie|uncle|cousin|niece|nephew|stepson|stepdaughter|stepmum|stepmom|stepdad|"
@@ -739,6 +739,22 @@ def _kin_named(m: re.Match[str], _: str) -> list[tuple[str, str]] | None:
     return [(_kin_subject(noun), _called(noun, names))]
 
 
+_OTHER_OWNER = re.compile(
+    rf"\b(?:(?i:(?:my|our|his|her|their|a) (?:[\w-]+ )?(?:neighbou?rs?|friends?|colleagues?|"
+    rf"coworkers?|boss|{_RELATIONS})|he|she|they)|(?!(?:I|We|You)\b)[A-Z][a-z]+)\s+"
+    r"(?i:has|had|have|got|adopted|owns|bought|keeps)\b[^.]*$"
+)
+
+
+def _someone_else(before: str) -> bool:
+    """ "My neighbour has a parrot called Kiwi": the parrot is not the user's."""
+    return bool(_OTHER_OWNER.search(before)) and not re.search(
+        r"\b(?:I|we)(?:'ve| have|'d)?\s+(?:got|have|adopted|bought|own|rescued)\b[^.]*$",
+        before,
+        re.I,
+    )
+
+
 def _called(noun: str, names: list[str]) -> str:
     """ "twins are called Milo and Astrid"."""
     plural = len(names) > 1 or (noun.lower().endswith("s") and noun.lower() not in {"boss"})
@@ -922,16 +938,27 @@ _EN_RULES: list[_Rule] = [
         r"(?:^|[,:]\s*|\b(?:and|but|honestly|apparently)\s+)(?P<x>(?:[\w-]+\s+){0,2}[\w-]+?) and I "
         r"(?:really )?(?:don't|do not|never) (?:get along|agree)|(?:^|[,:]\s*)(?P<y>(?:[\w-]+\s+)"
         r"{0,2}[\w-]+?) (?:is|are) (?:a no-go|off the menu|off-limits|off limits|a no-no|"
-        r"out) for me\b",
+        r"a (?:hard |big )?no|not for me|out) for me\b|(?:^|[,:]\s*)(?P<z>(?:[\w-]+\s+){0,2}"
+        r"[\w-]+?) (?:is|are) not for me\b",
         lambda m, _: (
             (
-                f"avoids:{_key(m.group('x') or m.group('y'))}",
-                f"avoids {(m.group('x') or m.group('y')).strip().lower()}",
+                f"avoids:{_key(m.group('x') or m.group('y') or m.group('z'))}",
+                f"avoids {(m.group('x') or m.group('y') or m.group('z')).strip().lower()}",
             )
-            if (m.group("x") or m.group("y")).lower().split()[-1] not in _PRONOUNS
+            if (m.group("x") or m.group("y") or m.group("z")).lower().split()[-1] not in _PRONOUNS
             else None
         ),
         importance=9.0,
+    ),
+    _rule(
+        r"\bI (?:always |really )?(?:react|reacted) (?:badly |terribly |"
+        r"really badly )?to (?P<x>.+)",
+        lambda m, _: (
+            (f"avoids:{_key(_obj(m.group('x')))}", f"reacts badly to {_obj(m.group('x'))}")
+            if _obj(m.group("x")) and _obj(m.group("x")).lower() not in _PRONOUNS
+            else None
+        ),
+        importance=8.5,
     ),
     _rule(
         rf"(?:{_I_AM}|{_I_HAVE} been|^) {_ADVERB}(?:off|avoiding|cutting out|staying off|steering "
@@ -1037,7 +1064,7 @@ _EN_RULES: list[_Rule] = [
     _rule(
         rf"\b(?:a|an|our|my)\s+(?:[\w-]+\s+){{0,2}}?(?P<kin>{_KIN})\s+(?:named|called)\s+"
         r"(?P<name>.+)",
-        _kin_named,
+        lambda m, c: None if _someone_else(c[: m.start()]) else _kin_named(m, c),
         importance=7.0,
     ),
     _rule(
@@ -1245,6 +1272,12 @@ _EN_RULES: list[_Rule] = [
         ),
         importance=6.5,
     ),
+    _rule(
+        r"\b(?i:I'm|I am|we're|we are) (?P<x>[A-Z][\w'-]+(?: [A-Z][\w'-]+)?)-based\b",
+        lambda m, _: ("home_city", f"lives in {m.group('x')}"),
+        importance=6.5,
+        flags=0,
+    ),
     # -- work --
     _rule(
         r"\bI (?:no longer|don't|do not) work (?:at|for|as) (?P<x>.+)",
@@ -1408,9 +1441,11 @@ _EN_RULES: list[_Rule] = [
         request=True,
     ),
     _rule(
-        rf"(?:{_I_AM}|\bwe're|\bwe are) {_ADVERB}(?:on|in) (?:the )?(?P<x>(?:(?:central|eastern|western) "
+        rf"(?:{_I_AM}|\bwe're|\bwe are) {_ADVERB}(?:on|in) (?:the )?(?P<x>(?:(?:central|eastern|"
+        rf"western) "
         r"european|british summer|greenwich mean|indian standard|japan standard|china standard|"
-        r"australian eastern)|pacific|eastern|central|mountain|atlantic|alaska|hawaii|greenwich|gmt|utc|bst|cet|cest|eet|eest|ist|jst|kst|"
+        r"australian eastern)|pacific|eastern|central|mountain|atlantic|alaska|hawaii|greenwich|"
+        r"gmt|utc|bst|cet|cest|eet|eest|ist|jst|kst|"
         r"aest|aedt|acst|awst|nzst|nzdt|pst|pdt|est|edt|cst|cdt|mst|mdt|(?:gmt|utc) ?[+-] ?\d+)"
         r"(?: standard| daylight)?(?P<t> time(?: zone)?| timezone| zone)?\b|\bmy time ?zone is "
         r"(?P<y>[\w+ -]+)",
@@ -1424,7 +1459,8 @@ _EN_RULES: list[_Rule] = [
     ),
     _rule(
         rf"\bI (?:also )?(?:speak|understand|read|can speak) (?P<langs>(?:(?:a (?:bit|little)"
-        rf"(?: of)? |some |basic |fluent |decent |conversational |a few words of )?(?:{_LANG})(?:,\s*|\s+and\s+|\s*&\s*"
+        rf"(?: of)? |some |basic |fluent |decent |conversational |"
+        rf"a few words of )?(?:{_LANG})(?:,\s*|\s+and\s+|\s*&\s*"
         rf"|\s+plus\s+)?)+)",
         _speaks,
         importance=6.0,
@@ -1917,6 +1953,11 @@ _ZH_RULES: list[_Rule] = [
         importance=9.0,
     ),
     _rule(
+        r"我(?:是|有点|有)?(?P<x>左撇子|色盲|近视|远视|高度近视|乳糖不耐受|麸质不耐受|素食者)",
+        lambda m, _: (f"health:{m.group('x')}", m.group("x")),
+        importance=8.0,
+    ),
+    _rule(
         rf"我(?:已经)?怀孕(?:了)?(?P<x>{_ZH_NUM}+(?:周|个月))?",
         lambda m, _: ("health:pregnancy", f"怀孕{m.group('x') or ''}"),
         importance=9.0,
@@ -1959,7 +2000,7 @@ _ZH_RULES: list[_Rule] = [
         importance=7.5,
     ),
     _rule(
-        rf"我(?:们)?(?:现在|目前|一直|也)?(?:住在|生活在|定居在|在){_ZH_PLACE}(?:住|生活|定居)?"
+        rf"我(?:们)?(?:家)?(?:现在|目前|一直|也)?(?:住在|生活在|定居在|在){_ZH_PLACE}(?:住|生活|定居)?"
         rf"{_ZH_AFTER_PLACE}",
         lambda m, c: (
             ("home_city", f"住在{m.group(1)}") if re.search(r"住|生活|定居", m.group(0)) else None
