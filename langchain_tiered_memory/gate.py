@@ -332,6 +332,15 @@ def decide_recall(
     about_user = _first(_ABOUT_USER, _HOW_TO.sub(" ", text))
     is_question = bool(_QUESTION.search(text))
     self_contained = bool(_SELF_CONTAINED.search(text))
+    if config.personal_requests and not self_contained:
+        personal = _first(_PERSONAL_REQUEST, text)
+        if personal and (about_user or is_question):
+            return done(
+                True,
+                f"a personal request a known fact could change ({personal!r})",
+                "personal_request",
+                match=personal,
+            )
     transform = bool(_TRANSFORM_LEAD.search(text))
     if config.personal_requests and not transform:
         own = strip_quoted(text)  # a quoted line to work on is not about the user
@@ -342,6 +351,10 @@ def decide_recall(
             (_MY_THINGS, "the user's own people or things"),
         ):
             hit = _first(pattern, own)
+            if hit:
+                hit = re.sub(
+                    r"(?i)^\s*(?:please\s+|(?:can|could|would|will) you\s+(?:please\s+)?)", "", hit
+                )
             if hit and not (pattern is _SELF_PRESENTATION and _HOW_TO.search(own)):
                 return done(
                     True,
@@ -349,15 +362,6 @@ def decide_recall(
                     "personal_request",
                     match=hit.strip(),
                 )
-    if config.personal_requests and not self_contained:
-        personal = _first(_PERSONAL_REQUEST, text)
-        if personal and (about_user or is_question):
-            return done(
-                True,
-                f"a personal request a known fact could change ({personal!r})",
-                "personal_request",
-                match=personal,
-            )
     # a question about the user, or a request on their behalf ("Update my CV")
     imperative = config.personal_requests and not transform
     if about_user and (is_question or imperative) and not self_contained:
