@@ -127,6 +127,13 @@ _RECOMMEND = re.compile(
     r"^\s*(?:帮我|帮忙|请帮我|给我推荐|推荐|建议)",
     re.I,
 )
+# A message that starts like a request ("Update my CV", "Could you check my plan").
+_IMPERATIVE = re.compile(
+    r"^\s*(?:please\s+|(?:can|could|would|will) you\s+(?:please\s+)?)?(?!(?:i|i'm|i've|i'd|"
+    r"i'll|we|we're|we've|my|our|hi|hello|hey|thanks|thank|ok|okay|yes|no|the|a|an|this|that|"
+    r"it|he|she|they|there|so|and|but|well|oh|just|also|btw)\b)[a-z]+\b",
+    re.I,
+)
 # Transformations of text in the message: its words are not about the user.
 _TRANSFORM_LEAD = re.compile(
     r"^\s*(?:please\s+)?(?:translate|convert|calculate|compute|solve|define|spell|count|sort|"
@@ -362,8 +369,14 @@ def decide_recall(
                     "personal_request",
                     match=hit.strip(),
                 )
-    # a question about the user, or a request on their behalf ("Update my CV")
-    imperative = config.personal_requests and not transform
+    # a question about the user, or a request on their behalf ("Update my CV"; not a
+    # statement such as "Hi, I'm Ana.")
+    imperative = (
+        config.personal_requests
+        and not transform
+        and bool(_IMPERATIVE.search(text))
+        and bool(about_user and about_user.lower() in {"my", "me", "mine", "myself", "our", "us"})
+    )
     if about_user and (is_question or imperative) and not self_contained:
         return done(
             True, f"a question about the user ({about_user!r})", "about_user", match=about_user
