@@ -94,9 +94,8 @@ def main() -> None:
                 f"per section: {context.usage}"
             )
             print(f"history messages: {[m.type for m in history.messages][:4]} ...")
-            print(
-                f"ana's allergy is in core memory: {history.memory.core.get('allergy') is not None}"
-            )
+            allergy = history.memory.core.get("allergy:peanuts")
+            print(f"ana's allergy is in core memory: {allergy is not None}")
             bob = factory(user_id="bob", conversation_id="rome")
             print(f"bob's history: {[m.content for m in bob.messages if m.type == 'human']}")
     print("lcel_message_history example OK")

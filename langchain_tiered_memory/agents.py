@@ -24,7 +24,7 @@ Example:
     ...                    {"configurable": {"user_id": "ana", "thread_id": "t1"}})
     >>> out["messages"][-1].content
     'Hi Ana'
-    >>> store.memory("ana", "t1").core.get("allergy").content
+    >>> store.memory("ana", "t1").core.get("allergy:peanuts").content
     'allergic to peanuts'
     >>> store.close()
 """

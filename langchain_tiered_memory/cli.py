@@ -578,6 +578,67 @@ def bench_gate(
     write_json(result, out)
 
 
+@bench_app.command("facts")
+def bench_facts(
+    data: Annotated[Path, typer.Option(help="Facts file (the facts_dev.json format).")] = (
+        default_data_path("facts/facts_dev.json")
+    ),
+    context_window: Annotated[int, typer.Option(help="The memory's window in tokens.")] = 4096,
+    filler_turns: Annotated[
+        int, typer.Option(help="Generic filler turns after the turns (and between an update's).")
+    ] = 60,
+    embedder: Annotated[
+        str | None,
+        typer.Option(
+            help="Offline embedder: 'minilm', 'e5' or 'wordllama' (default: the library default)."
+        ),
+    ] = None,
+    extractor: Annotated[
+        str, typer.Option(help="'rules' (no LLM) or an init_chat_model string.")
+    ] = "rules",
+    out: Annotated[Path | None, typer.Option(help="Write the JSON result here.")] = None,
+) -> None:
+    """Do facts said in passing reach core memory and the prompt much later?"""
+    from langchain_tiered_memory.bench.facts import METRICS, load_facts, run_facts_bench
+
+    items = load_facts(data)
+    with _progress() as progress:
+        task = progress.add_task("replaying items", total=len(items))
+        result = run_facts_bench(
+            items,
+            embeddings=embedder,
+            context_window=context_window,
+            filler_turns=filler_turns,
+            extractor_factory=_extractor_factory(extractor),
+            on_item=lambda n: progress.advance(task, n),
+        )
+    result["data"] = str(data)
+    result["extractor"] = extractor
+    print_table(f"facts bench ({len(items)} items, window {context_window})", result)
+    table = Table(title="by kind and language")
+    table.add_column("group")
+    table.add_column("items", justify="right")
+    for metric in METRICS:
+        table.add_column(metric, justify="right")
+    groups = {**result["by_kind"], **result["by_lang"]}
+    for name, row in groups.items():
+        table.add_row(
+            name,
+            str(row["items"]),
+            *("-" if row[m] is None else f"{row[m]:.3f}" for m in METRICS),
+        )
+    console.print(table)
+    for miss in result["misses"]:
+        console.print(
+            f"[bold]{miss['id']}[/bold] ({miss['kind']}, {miss['lang']}) "
+            f"missing in core {miss['missing_in_core']}, in prompt {miss['missing_in_context']}"
+            + (f", stale {miss['stale_as_current']}" if miss["stale_as_current"] else "")
+            + (f", false {miss['false_facts']}" if miss["false_facts"] else ""),
+            highlight=False,
+        )
+    write_json(result, out)
+
+
 @bench_app.command("retrieval")
 def bench_retrieval(
     dataset: Annotated[str, typer.Option(help="'locomo' or 'longmemeval'.")] = "locomo",

@@ -2,11 +2,14 @@
 
 Two extractors share one output type, :class:`ExtractedFact`:
 
-* :class:`RuleBasedExtractor` - no LLM. Explicit first-person statements in
-  English and Chinese ("I'm allergic to...", "my name is...", "I prefer...",
-  "I moved to...", "我对花生过敏", "我搬到了柏林"). It reads only the user's own
-  messages, so tool output and recalled documents can never plant a fact.
-  Hedged sentences ("maybe", "I think") come out as low-confidence.
+* :class:`RuleBasedExtractor` - no LLM, the offline default. Facts said in
+  passing, in English and Chinese ("I can't eat gluten", "My wife's name is
+  Sara", "I'm 34", "Please always answer in Portuguese", "I'm moving to
+  Berlin next month", "我对花生过敏", "我搬到了柏林"); questions,
+  hypotheticals, role-play, quoted text and other people's facts stay out
+  (see :mod:`langchain_tiered_memory.fact_rules`). It reads only the user's
+  own messages, so tool output and recalled documents can never plant a
+  fact. Hedged sentences ("maybe", "I think") come out as low-confidence.
 * :class:`LLMExtractor` - any chat model with structured output, called on a
   batch of turns (every N turns or at compression), never once per message.
 
@@ -15,14 +18,14 @@ Two extractors share one output type, :class:`ExtractedFact`:
 Example:
     >>> facts = RuleBasedExtractor().extract_text("Hi! I'm allergic to peanuts.", source_turn=3)
     >>> [(f.subject, f.content, f.stated, f.source_turn) for f in facts]
-    [('allergy', 'allergic to peanuts', True, 3)]
+    [('allergy:peanuts', 'allergic to peanuts', True, 3)]
 """
 
 from __future__ import annotations
 
 import logging
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Literal
 
@@ -31,6 +34,7 @@ from langchain_core.messages import HumanMessage, SystemMessage
 from pydantic import BaseModel, Field
 
 from langchain_tiered_memory.core import FactCategory
+from langchain_tiered_memory.fact_rules import find_facts
 from langchain_tiered_memory.importance import rate_importance
 from langchain_tiered_memory.models import require_chat_model as _resolve
 from langchain_tiered_memory.turns import Turn, message_text
@@ -52,7 +56,10 @@ class ExtractedFact:
 
     Attributes:
         subject: Key that later facts about the same thing share
-            (``allergy``, ``home_city``, ``likes:spicy food``, ``trip``).
+            (``allergy:peanuts``, ``home_city``, ``likes:spicy food``,
+            ``plan:flight``). A key ending in ``:*`` (``budget:*``) means
+            "the latest fact under this prefix" and one starting with ``~``
+            "the fact that mentions these words"; the writer resolves both.
         content: The fact in plain words.
         category: preference, fact, plan or task_state.
         confidence: 0-1.
@@ -70,225 +77,52 @@ class ExtractedFact:
     importance: float = 5.0
 
 
-_END = r"(?=[.,;!?。，；！？]|\s+[-–—]\s|\s+(?:and|but|so|because|from now)\b|$)"
-_HEDGE = re.compile(
-    r"\b(maybe|might|perhaps|probably|i think|i guess|not sure|if i)\b|"
-    r"也许|可能|大概|如果",
-    re.I,
-)
-_ARTICLE = re.compile(r"^(the|a|an|my|some)\s+", re.I)
-
-_Rule = tuple[re.Pattern[str], str, FactCategory, Callable[[re.Match[str]], tuple[str, str]]]
-
-
-def _clean(text: str) -> str:
-    return " ".join(text.split()).strip(" -'\"").rstrip(".")
-
-
-def _obj(text: str) -> str:
-    return _ARTICLE.sub("", _clean(text))
-
-
-def _likes_key(obj: str) -> str:
-    words = re.sub(r"[^\w\s]", "", obj.lower()).split()
-    words = [w for w in words if w not in {"really", "very", "much", "so", "any", "more", "food"}]
-    return "likes:" + " ".join(words[:3]) if words else "likes"
-
-
-_EN_RULES: list[_Rule] = [
-    (
-        re.compile(
-            rf"\bI(?:'m| am) (?:severely |very |highly |seriously )?allergic to (.+?){_END}", re.I
-        ),
-        "allergy",
-        "fact",
-        lambda m: ("allergy", f"allergic to {_obj(m.group(1))}"),
-    ),
-    (
-        re.compile(rf"\b(?i:my name is) ([A-Z][\w'-]+(?: [A-Z][\w'-]+)?){_END}"),
-        "name",
-        "fact",
-        lambda m: ("name", m.group(1)),
-    ),
-    (
-        re.compile(rf"\bcall me ([A-Z][\w'-]+){_END}"),
-        "name",
-        "fact",
-        lambda m: ("name", m.group(1)),
-    ),
-    (
-        re.compile(rf"(?:^|[.!?]\s+|\b(?i:hi|hello|hey)[,!]?\s+)I'm ([A-Z][a-z]+){_END}"),
-        "name",
-        "fact",
-        lambda m: ("name", m.group(1)),
-    ),
-    (
-        re.compile(rf"\bI (?:just |recently |have )?moved (?:from (.+?) )?to (.+?){_END}", re.I),
-        "home_city",
-        "fact",
-        lambda m: (
-            "home_city",
-            f"moved to {_obj(m.group(2))}" + (f" (from {_obj(m.group(1))})" if m.group(1) else ""),
-        ),
-    ),
-    (
-        re.compile(rf"\bI(?: still)? live in (.+?){_END}", re.I),
-        "home_city",
-        "fact",
-        lambda m: ("home_city", f"lives in {_obj(m.group(1))}"),
-    ),
-    (
-        re.compile(rf"\bI work (as|at|for) (.+?){_END}", re.I),
-        "work",
-        "fact",
-        lambda m: ("work", f"works {m.group(1).lower()} {_clean(m.group(2))}"),
-    ),
-    (
-        re.compile(rf"\bI(?:'m| am) (?:a )?(vegetarian|vegan|pescatarian|teetotal){_END}", re.I),
-        "diet",
-        "fact",
-        lambda m: ("diet", m.group(1).lower()),
-    ),
-    (
-        re.compile(
-            rf"\bI (?:no longer|don't|do not|can't stand|hate|dislike)"
-            rf"(?: (?:like|enjoy|eat|want|follow|care about))? (.+?){_END}",
-            re.I,
-        ),
-        "likes",
-        "preference",
-        lambda m: (_likes_key(_obj(m.group(1))), f"does not like {_obj(m.group(1))}"),
-    ),
-    (
-        re.compile(
-            rf"\bI (?:really |absolutely |also )?(?:love|like|enjoy|prefer|adore) (.+?){_END}", re.I
-        ),
-        "likes",
-        "preference",
-        lambda m: (_likes_key(_obj(m.group(1))), f"likes {_obj(m.group(1))}"),
-    ),
-    (
-        re.compile(
-            r"\bmy (trip|flight|wedding|appointment|interview|exam|deadline|birthday|"
-            r"meeting|surgery|move)\b([^.!?]*\d[^.!?]*)",
-            re.I,
-        ),
-        "plan",
-        "plan",
-        lambda m: (m.group(1).lower(), f"{m.group(1).lower()}{m.group(2).rstrip()}"),
-    ),
-    (
-        re.compile(
-            rf"\b(?:please )?remember (?:that )?(?!(?:that|this|it)\b)(.{{6,}}?){_END}", re.I
-        ),
-        "note",
-        "fact",
-        lambda m: ("note:" + _obj(m.group(1)).lower()[:40], _obj(m.group(1))),
-    ),
-]
-_ZH_END = r"(?=[。，；！？.,;!?]|$)"
-_ZH_RULES: list[_Rule] = [
-    (
-        re.compile(rf"我对(.+?)过敏{_ZH_END}"),
-        "allergy",
-        "fact",
-        lambda m: ("allergy", f"对{m.group(1)}过敏"),
-    ),
-    (
-        re.compile(rf"我(?:叫|的名字是)([^\s，。！？,.!?]{{1,12}}){_ZH_END}"),
-        "name",
-        "fact",
-        lambda m: ("name", m.group(1)),
-    ),
-    (
-        re.compile(rf"我(?:已经)?搬(?:到了|到|去了|去)(.+?){_ZH_END}"),
-        "home_city",
-        "fact",
-        lambda m: ("home_city", f"搬到了{m.group(1)}"),
-    ),
-    (
-        re.compile(rf"我(?:现在)?住在(.+?){_ZH_END}"),
-        "home_city",
-        "fact",
-        lambda m: ("home_city", f"住在{m.group(1)}"),
-    ),
-    (
-        re.compile(rf"我(?:不再|不)喜欢(.+?){_ZH_END}"),
-        "likes",
-        "preference",
-        lambda m: (f"likes:{m.group(1)}", f"不喜欢{m.group(1)}"),
-    ),
-    (
-        re.compile(rf"我(?:很|非常|最|也)?喜欢(.+?){_ZH_END}"),
-        "likes",
-        "preference",
-        lambda m: (f"likes:{m.group(1)}", f"喜欢{m.group(1)}"),
-    ),
-    (
-        re.compile(rf"我(?:在|是)(.+?)(?:工作|上班){_ZH_END}"),
-        "work",
-        "fact",
-        lambda m: ("work", f"在{m.group(1)}工作"),
-    ),
-    (
-        re.compile(rf"请记住(.+?){_ZH_END}"),
-        "note",
-        "fact",
-        lambda m: (f"note:{m.group(1)[:20]}", m.group(1)),
-    ),
-]
-_SUBJECT_IMPORTANCE = {"allergy": 9.0, "name": 7.5, "diet": 7.0, "home_city": 6.5}
-_SENTENCES = re.compile(r"(?<=[.!?。！？])\s*|\n+")
-
-
 class RuleBasedExtractor:
-    """Extract explicit first-person facts without an LLM (English and Chinese).
+    """Extract first-person facts without an LLM (English and Chinese).
 
-    Only :class:`~langchain_core.messages.HumanMessage` content is read.
-    Questions are skipped; hedged sentences get confidence 0.5 and are marked
-    inferred, so they are not promoted to core memory.
+    The patterns live in :mod:`langchain_tiered_memory.fact_rules` (health
+    and diet, people and pets, identity, home and work, how to answer, plans
+    and numbers, likes and hobbies). Only
+    :class:`~langchain_core.messages.HumanMessage` content is read, so tool
+    output and recalled documents can never plant a fact. Questions,
+    hypotheticals, role-play, sarcasm, quoted text and other people's facts
+    give nothing; hedged clauses ("I think", "maybe") come out with
+    confidence 0.5 and marked inferred, so they are not promoted to core memory.
+
+    The user's previous message is kept as context, so "the kids named her
+    Clementine" after "we brought home a rescue beagle" names the beagle.
 
     Example:
         >>> ex = RuleBasedExtractor()
         >>> [f.content for f in ex.extract_text("我对花生过敏。我搬到了柏林。")]
         ['对花生过敏', '搬到了柏林']
+        >>> [(f.subject, f.content) for f in ex.extract_text("My dog is called Rex.")]
+        [('pet:dog', 'dog is called Rex')]
     """
 
     calls = 0  # never calls a model
 
-    def extract_text(self, text: str, *, source_turn: int | None = None) -> list[ExtractedFact]:
-        """Facts stated in one user message."""
-        found: list[ExtractedFact] = []
-        for sentence in _SENTENCES.split(text):
-            sentence = sentence.strip()
-            if not sentence or sentence.endswith(("?", "？")):
-                continue
-            seen: set[str] = set()
-            hedged = bool(_HEDGE.search(sentence))
-            for pattern, _kind, category, build in [*_EN_RULES, *_ZH_RULES]:
-                for match in pattern.finditer(sentence):
-                    subject, content = build(match)
-                    if not content.strip() or subject in seen:
-                        continue
-                    rest = sentence[match.end() :].strip(" ,.;-–—!。，")
-                    if category == "preference" and rest:
-                        content = f"{content} ({rest[:80]})"
-                    seen.add(subject)
-                    found.append(
-                        ExtractedFact(
-                            subject=subject,
-                            content=content,
-                            category=category,
-                            confidence=0.5 if hedged else 0.9,
-                            stated=not hedged,
-                            source_turn=source_turn,
-                            importance=max(
-                                rate_importance(sentence, category=category),
-                                _SUBJECT_IMPORTANCE.get(subject, 0.0),
-                            ),
-                        )
-                    )
-        return found
+    def __init__(self) -> None:
+        self._previous = ""
+
+    def extract_text(
+        self, text: str, *, source_turn: int | None = None, previous: str = ""
+    ) -> list[ExtractedFact]:
+        """Facts stated in one user message (``previous``: the message before it)."""
+        return [
+            ExtractedFact(
+                subject=found.subject,
+                content=found.content,
+                category=found.category,
+                confidence=0.5 if found.hedged else 0.9,
+                stated=not found.hedged,
+                source_turn=source_turn,
+                importance=max(
+                    rate_importance(found.content, category=found.category), found.importance
+                ),
+            )
+            for found in find_facts(text, previous=previous)
+        ]
 
     def extract(self, turns: Sequence[Turn]) -> list[ExtractedFact]:
         """Facts from the user messages of ``turns``."""
@@ -296,7 +130,11 @@ class RuleBasedExtractor:
         for turn in turns:
             for message in turn.messages:
                 if isinstance(message, HumanMessage):
-                    facts.extend(self.extract_text(message_text(message), source_turn=turn.index))
+                    text = message_text(message)
+                    facts.extend(
+                        self.extract_text(text, source_turn=turn.index, previous=self._previous)
+                    )
+                    self._previous = text
         return facts
 
     async def aextract(self, turns: Sequence[Turn]) -> list[ExtractedFact]:

@@ -37,6 +37,7 @@ from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import SystemMessage
 from pydantic import BaseModel, Field
 
+from langchain_tiered_memory.fact_rules import strip_quoted
 from langchain_tiered_memory.models import require_chat_model as _resolve
 
 __all__ = [
@@ -87,6 +88,59 @@ _SELF_CONTAINED = re.compile(
     r"^\s*(?:please\s+)?(?:translate|convert|calculate|compute|solve|define|explain|"
     r"summari[sz]e|rewrite|paraphrase|proofread|correct|fix|format|write|compose|generate|"
     r"list|name|give me|tell me a|spell|count|sort|what(?:'s| is) \d)",
+    re.I,
+)
+# The user's own situation, named without "me/my": "this weekend", "tonight",
+# "nearby", "the kids", "a short bio", "Recommend three films".
+_DEIXIS = re.compile(
+    r"\b(?:tonight|today|tomorrow|this (?:morning|afternoon|evening|weekend|week|month|year|"
+    r"spring|summer|autumn|fall|winter|sunday|monday|tuesday|wednesday|thursday|friday|"
+    r"saturday)|next (?:week|weekend|month|year|monday|tuesday|wednesday|thursday|friday|"
+    r"saturday|sunday)|(?:for|over|at) the (?:weekend|week|holidays|summer|winter|spring|autumn)|"
+    r"on (?:monday|tuesday|"
+    r"wednesday|thursday|friday|saturday|sunday)|the travel day|around (?:here|town)|near me|"
+    r"nearby|close by|in town|the (?:next|coming) (?:few )?(?:days|weeks|months))\b|"
+    r"今晚|今天|明天|后天|这周|本周|周末|下周|下个月|今年|附近|这边|那天|出发那天",
+    re.I,
+)
+_SELF_PRESENTATION = re.compile(
+    r"\b(?:bio|biography|cover letter|cv|r[ée]sum[ée]|profile|about me|self-introduction|"
+    r"introduction|intro|out-of-office|out of office|signature|contact (?:details|line|field|"
+    r"info|information)|headline|professional summary|personal statement)\b|"
+    r"简历|自我介绍|个人简介|简介",
+    re.I,
+)
+_MY_THINGS = re.compile(
+    r"\b(?:the|our) (?:little one|kids|children|baby|twins|dog|dogs|cat|cats|kitten|puppy|pup|"
+    r"pets?|car|wedding|party|trip|flight|family|wife|husband|partner|boyfriend|girlfriend|"
+    r"in-laws|present|gift|anniversary|birthday|garden|flat|house|team|office|commute)\b|"
+    r"\b(?:vet|pet-sitter|pet sitter|dog walker|dog-walker|kennel|cattery|babysitter|nanny)\b|"
+    r"\b(?:for|to|with|about) (?:her|him)\b|孩子|宝宝|老婆|老公|家人",
+    re.I,
+)
+_RECOMMEND = re.compile(
+    r"^\s*(?:please\s+|(?:can|could|would|will) you\s+(?:please\s+)?)?(?:recommend|suggest|"
+    r"plan|shortlist|short-list|find|put together|organi[sz]e|arrange|book|"
+    r"schedule|help (?:me )?(?:plan|choose|pick|decide|draft|write|organi[sz]e|prepare|design|"
+    r"make|put together|figure out|find)|give me (?:some |a few )?(?:ideas|suggestions|"
+    r"recommendations)|give (?:me )?(?:a |an |some |a few )?(?:[\w-]+ ){0,2}(?:ideas?|recipes?|"
+    r"menu|meal plan))\b|\b(?:would|do|can|could|should) you (?:recommend|suggest|shortlist)\b|"
+    r"^\s*(?:帮我|帮忙|请帮我|给我推荐|推荐|建议)",
+    re.I,
+)
+# A message that starts like a request ("Update my CV", "Could you check my plan").
+_IMPERATIVE = re.compile(
+    r"^\s*(?:please\s+|(?:can|could|would|will) you\s+(?:please\s+)?)?(?!(?:i|i'm|i've|i'd|"
+    r"i'll|we|we're|we've|my|our|hi|hello|hey|thanks|thank|ok|okay|yes|no|the|a|an|this|that|"
+    r"it|he|she|they|there|so|and|but|well|oh|just|also|btw)\b)[a-z]+\b",
+    re.I,
+)
+# Transformations of text in the message: its words are not about the user.
+_TRANSFORM_LEAD = re.compile(
+    r"^\s*(?:please\s+)?(?:translate|convert|calculate|compute|solve|define|spell|count|sort|"
+    r"summari[sz]e|rewrite|paraphrase|proofread|correct|fix|format|turn this|make this "
+    r"(?:sentence|text|paragraph|email|message))\b|翻译|把.*翻译|^\s*(?:给我讲|讲个|写一首|解释|计算|"
+    r"列出|用\w+写)",
     re.I,
 )
 _STOP_CAPS = {
@@ -295,7 +349,36 @@ def decide_recall(
                 "personal_request",
                 match=personal,
             )
-    if about_user and is_question and not self_contained:
+    transform = bool(_TRANSFORM_LEAD.search(text))
+    if config.personal_requests and not transform:
+        own = strip_quoted(text)  # a quoted line to work on is not about the user
+        for pattern, what in (
+            (_RECOMMEND, "a request for a recommendation or plan"),
+            (_SELF_PRESENTATION, "writing about the user"),
+            (_DEIXIS, "the user's own time or place"),
+            (_MY_THINGS, "the user's own people or things"),
+        ):
+            hit = _first(pattern, own)
+            if hit:
+                hit = re.sub(
+                    r"(?i)^\s*(?:please\s+|(?:can|could|would|will) you\s+(?:please\s+)?)", "", hit
+                )
+            if hit and not (pattern is _SELF_PRESENTATION and _HOW_TO.search(own)):
+                return done(
+                    True,
+                    f"a personal request a known fact could change ({what}: {hit.strip()!r})",
+                    "personal_request",
+                    match=hit.strip(),
+                )
+    # a question about the user, or a request on their behalf ("Update my CV"; not a
+    # statement such as "Hi, I'm Ana.")
+    imperative = (
+        config.personal_requests
+        and not transform
+        and bool(_IMPERATIVE.search(text))
+        and bool(about_user and about_user.lower() in {"my", "me", "mine", "myself", "our", "us"})
+    )
+    if about_user and (is_question or imperative) and not self_contained:
         return done(
             True, f"a question about the user ({about_user!r})", "about_user", match=about_user
         )

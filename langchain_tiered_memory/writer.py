@@ -33,7 +33,7 @@ from __future__ import annotations
 import logging
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Protocol
 
 from langchain_core.messages import HumanMessage
@@ -49,7 +49,7 @@ from langchain_tiered_memory.turns import Turn, message_text
 
 logger = logging.getLogger(__name__)
 
-__all__ = ["Extractor", "MemoryWriter", "WriteResult"]
+__all__ = ["Extractor", "MemoryWriter", "WriteResult", "resolve_subject"]
 
 
 class Extractor(Protocol):
@@ -86,6 +86,59 @@ def _has_forget_request(turn: Turn) -> bool:
 
 
 _STOP = {"my", "the", "a", "an", "that", "this", "about", "what", "i", "said", "you", "it"}
+
+
+def resolve_subject(subject: str, core: CoreMemory, *, block: str = "human") -> str:
+    """The subject a new fact updates, when the extractor could only point at it.
+
+    * ``"budget:*"`` ("I can go up to 850 now"): the newest current fact whose
+      subject starts with ``budget:``, else ``"budget"``;
+    * ``"~coffee"`` ("I switched from coffee to tea"): the newest current fact
+      that mentions those words, else ``"usual"``;
+    * ``"plan:check-up"`` when no such plan exists ("they moved my check-up
+      to Thursday"): the newest plan whose text names a check-up;
+    * anything else as it is.
+
+    Example:
+        >>> from langchain_tiered_memory.core import CoreFact
+        >>> core = CoreMemory([CoreFact.new("budget:laptop", "budget for laptop: 600")])
+        >>> resolve_subject("budget:*", core), resolve_subject("budget:*", CoreMemory())
+        ('budget:laptop', 'budget')
+    """
+    current = [
+        f for f in core.history() if f.status in ("active", "archived") and f.block == block
+    ][::-1]  # newest first
+    if subject.endswith(":*"):
+        prefix = subject[:-1]
+        match = next((f for f in current if f.subject.startswith(prefix)), None)
+        return match.subject if match else subject[:-2]
+    if subject.startswith("~"):
+        words = [w for w in subject[1:].split() if w not in _STOP]
+        match = next(
+            (
+                f
+                for f in current
+                if words
+                and all(
+                    re.search(rf"\b{re.escape(w)}", f"{f.subject} {f.content}", re.I) for w in words
+                )
+            ),
+            None,
+        )
+        return match.subject if match else "usual"
+    if subject.startswith("plan:") and not any(f.subject == subject for f in current):
+        word = subject.split(":", 1)[1]
+        match = next(
+            (
+                f
+                for f in current
+                if f.subject.startswith("plan:")
+                and re.search(rf"\b{re.escape(word)}\b", f.content, re.I)
+            ),
+            None,
+        )
+        return match.subject if match else subject
+    return subject
 
 
 class MemoryWriter:
@@ -225,7 +278,7 @@ class MemoryWriter:
                     dated["created_at"] = said_at[fact.source_turn]
                 update = self.core.upsert(
                     CoreFact.new(
-                        fact.subject,
+                        resolve_subject(fact.subject, self.core),
                         fact.content,
                         category=fact.category,
                         confidence=fact.confidence,
@@ -240,7 +293,9 @@ class MemoryWriter:
                 if not update.unchanged:
                     result.promoted.append(update)
             else:
-                result.possible.append(fact)
+                result.possible.append(
+                    replace(fact, subject=resolve_subject(fact.subject, self.core))
+                )
 
     def _forget_requests(self, turns: Sequence[Turn], result: WriteResult) -> list[Turn]:
         """Carry out forget requests; return the turns left for extraction."""

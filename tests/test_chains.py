@@ -311,7 +311,7 @@ def test_durable_session_survives_reopening_the_store(tmp_path: Path) -> None:
     ) as reopened:
         history = reopened("ana")
         assert _human_texts(history.messages) == ["I'm allergic to peanuts.", "I live in Porto."]
-        assert history.memory.core.get("allergy") is not None
+        assert history.memory.core.get("allergy:peanuts") is not None
         make_chain(reopened).invoke({"input": "Where should I eat?"}, _session_config("ana"))
         assert "Porto" in " ".join(str(m.content) for m in model.seen[-1])
 
@@ -486,7 +486,7 @@ def test_llm_chain_with_history_prompt() -> None:
     assert chain.invoke({"question": "I'm allergic to peanuts."})["text"] == "First answer."
     chain.invoke({"question": "Any dessert ideas?"})
     assert "Human: I'm allergic to peanuts.\nAI: First answer." in llm.seen[-1]
-    assert "allergy: allergic to peanuts" in llm.seen[-1]
+    assert "allergy:peanuts: allergic to peanuts" in llm.seen[-1]
 
 
 def test_drop_in_for_conversation_summary_buffer_memory() -> None:

@@ -124,3 +124,51 @@ def test_gate_bench_cli_on_fixtures(locomo_fixture, tmp_path) -> None:
     assert report["self_contained"] >= 200
     assert report["self_contained_fire_rate"] <= 0.2
     assert report["mean_decision_ms"] < 5
+
+
+# --- imperative and indirect personal requests (issue 16) ------------------------------
+
+
+@pytest.mark.parametrize(
+    "message",
+    [
+        "Recommend a restaurant for tonight.",
+        "Suggest a curry recipe for tonight.",
+        "Plan a weekend away for the two of us.",
+        "Find a quiet cafe nearby.",
+        "Write a short bio for the alumni page.",
+        "Draft a cover letter for the job.",
+        "Write a bedtime story featuring the kids.",
+        "Make a packing list for the trip.",
+        "Give me a few ideas for the anniversary.",
+        "Which phones would you shortlist?",
+        "What's on around town this weekend?",
+        "Update my CV summary.",
+        "帮我写一段自我介绍。",
+        "这周末附近有什么好玩的？",
+        "明天去机场几点出门合适？",
+    ],
+)
+def test_imperative_and_indirect_personal_requests_fire(message: str) -> None:
+    decision = decide_recall(message)
+    assert decision.recall, decision
+    assert decision.signal in {"personal_request", "about_user"}
+    assert "a known fact could change" in decision.reason or "about the user" in decision.reason
+
+
+@pytest.mark.parametrize(
+    "message",
+    [
+        "Translate 'see you tomorrow' into Italian.",
+        "Summarize this: the team met on Tuesday and agreed to wait until next week.",
+        "Make this sentence more polite: send me the file now.",
+        "把这句话翻译成英文：明天见。",
+        "What day of the week was 4 July 1976?",
+        "How do I write a good cover letter?",
+        "Write a limerick about a tortoise.",
+        "Explain how tides work.",
+        "给我讲个笑话。",
+    ],
+)
+def test_self_contained_requests_with_personal_looking_words_do_not_fire(message: str) -> None:
+    assert not decide_recall(message).recall, decide_recall(message)

@@ -112,8 +112,8 @@ def test_users_do_not_share_threads(store) -> None:
     assert all("Oslo" not in m.content for m in store.memory("ana", "t").messages)
     # ... and with a thread of his own bob sees nothing of ana's
     graph.invoke({"messages": [HumanMessage("I live in Oslo.")]}, config("bob", "t-bob"))
-    assert store.memory("ana", "t").core.get("allergy") is not None
-    assert store.memory("bob", "t-bob").core.get("allergy") is None
+    assert store.memory("ana", "t").core.get("allergy:peanuts") is not None
+    assert store.memory("bob", "t-bob").core.get("allergy:peanuts") is None
     assert store.memory("bob", "t-bob").core.get("home_city") is not None
 
 

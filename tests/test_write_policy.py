@@ -29,7 +29,7 @@ def user_turn(index: int, text: str) -> Turn:
     [
         (
             "Important: I'm allergic to peanuts, so never suggest satay.",
-            "allergy",
+            "allergy:peanuts",
             "allergic to peanuts",
         ),
         ("By the way, my name is Maya Chen.", "name", "Maya Chen"),
@@ -38,21 +38,21 @@ def user_turn(index: int, text: str) -> Turn:
         (
             "Last spring I moved from Lisbon to Berlin.",
             "home_city",
-            "moved to Berlin (from Lisbon)",
+            "moved to Berlin",
         ),
         (
             "I prefer window seats on long flights.",
-            "likes:window seats on",
-            "likes window seats on long flights",
+            "likes:window seats",
+            "prefers window seats on long flights",
         ),
         ("I work as a nurse at St Mary's.", "work", "works as a nurse at St Mary's"),
         ("I'm vegetarian, for the record.", "diet", "vegetarian"),
         (
             "My flight to Kyoto is on 14 April at 9:40.",
-            "flight",
-            "flight to Kyoto is on 14 April at 9:40",
+            "plan:flight",
+            "My flight to Kyoto is on 14 April at 9:40",
         ),
-        ("我对花生过敏。", "allergy", "对花生过敏"),
+        ("我对花生过敏。", "allergy:花生", "对花生过敏"),
         ("我叫李雷。", "name", "李雷"),
         ("我搬到了柏林。", "home_city", "搬到了柏林"),
         ("我住在上海，离公司很近。", "home_city", "住在上海"),
@@ -152,15 +152,15 @@ def test_forget_that_deletes_the_latest_fact_and_its_history() -> None:
     result = writer.observe([user_turn(3, "Please forget that.")])
     assert {f.content for f in result.forgotten} == {"lives in Paris", "moved to Berlin"}
     assert writer.core.history("home_city") == []
-    assert writer.core.get("allergy") is not None
+    assert writer.core.get("allergy:peanuts") is not None
 
 
 def test_forget_about_a_topic_and_everything() -> None:
     writer = MemoryWriter(CoreMemory())
     writer.observe([user_turn(0, "I'm allergic to peanuts. My flight is on 3 May.")])
     result = writer.observe([user_turn(1, "Forget what I said about my flight.")])
-    assert [f.subject for f in result.forgotten] == ["flight"]
-    assert writer.core.get("allergy") is not None
+    assert [f.subject for f in result.forgotten] == ["plan:flight"]
+    assert writer.core.get("allergy:peanuts") is not None
     result = writer.observe([user_turn(2, "Delete everything you know about me.")])
     assert result.forget_everything and writer.core.active() == []
 
