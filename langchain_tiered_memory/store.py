@@ -17,7 +17,7 @@ Example:
     >>> a = store.memory("ana", "trip-planning", context_window=4096)
     >>> b = store.memory("ana", "trip-planning", context_window=4096)  # a second view
     >>> _ = a.add_messages([HumanMessage("I'm allergic to peanuts.")])
-    >>> b.core.get("allergy").content, len(b.messages)
+    >>> b.core.get("allergy:peanuts").content, len(b.messages)
     ('allergic to peanuts', 1)
     >>> store.forget_user("ana")  # the allergy's fact record
     1

@@ -101,10 +101,10 @@ def test_forgetting_a_fact_removes_what_stated_and_carried_it(store: MemoryStore
         [HumanMessage(f"I'm allergic to {SECRET}."), AIMessage("Noted, no more of that.")]
     )
     memory.add_messages([HumanMessage("I live in Paris."), AIMessage("Lovely city.")])
-    assert memory.core.get("allergy") is not None
+    assert memory.core.get(f"allergy:{SECRET}") is not None
     stating = [t.index for t in memory.state.turns if SECRET in t.transcript()]
     chat(memory, 30)  # the statement pages out into the archive and the summary
-    allergy = memory.core.get("allergy")
+    allergy = memory.core.get(f"allergy:{SECRET}")
     assert allergy is not None
     store.archive.add(  # an observation citing the fact's record
         [
@@ -117,9 +117,9 @@ def test_forgetting_a_fact_removes_what_stated_and_carried_it(store: MemoryStore
         ]
     )
     assert any(SECRET in r.text for r in store.archive.records("ana"))
-    removed = memory.forget_fact("allergy")
-    assert removed and all(f.subject == "allergy" for f in removed)
-    assert memory.core.get("allergy") is None
+    removed = memory.forget_fact(f"allergy:{SECRET}")
+    assert removed and all(f.subject == f"allergy:{SECRET}" for f in removed)
+    assert memory.core.get(f"allergy:{SECRET}") is None
     assert memory.core.get("home_city") is not None  # the other fact stays
     assert not any(SECRET in r.text for r in store.archive.records("ana"))
     assert SECRET not in memory.state.summary
