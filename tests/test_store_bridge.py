@@ -1,0 +1,127 @@
+"""TieredMemoryStore: a LangGraph BaseStore over our memory (langmem's tools, create_agent)."""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+
+import pytest
+from langchain.agents import create_agent
+from langchain_core.embeddings import DeterministicFakeEmbedding
+from langchain_core.language_models import GenericFakeChatModel
+from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
+from langmem import create_manage_memory_tool, create_search_memory_tool
+
+from langchain_tiered_memory.store import MemoryStore
+from langchain_tiered_memory.store_bridge import TieredMemoryStore, item_record_id
+
+NAMESPACE = ("memories", "{langgraph_user_id}")
+
+
+class ScriptedModel(GenericFakeChatModel):
+    """A fake chat model that accepts tools and replies from a script."""
+
+    def bind_tools(self, tools, **kwargs):  # type: ignore[no-untyped-def]
+        return self
+
+
+def call(name: str, args: dict, id: str) -> AIMessage:
+    return AIMessage("", tool_calls=[{"name": name, "args": args, "id": id, "type": "tool_call"}])
+
+
+def cfg(user: str, thread: str) -> dict:
+    return {"configurable": {"langgraph_user_id": user, "thread_id": thread}}
+
+
+@pytest.fixture
+def memory(tmp_path: Path):  # type: ignore[no-untyped-def]
+    with MemoryStore(tmp_path / "data", embeddings=DeterministicFakeEmbedding(size=32)) as store:
+        yield store
+
+
+def tool_results(result: dict) -> list[str]:
+    return [str(m.content) for m in result["messages"] if isinstance(m, ToolMessage)]
+
+
+def test_langmem_tools_write_and_search_our_archive_per_user(memory: MemoryStore) -> None:
+    store = TieredMemoryStore(memory)
+    tools = [create_manage_memory_tool(NAMESPACE), create_search_memory_tool(NAMESPACE)]
+    script = iter(
+        [
+            call(
+                "manage_memory", {"content": "Ana is allergic to peanuts", "action": "create"}, "c1"
+            ),
+            AIMessage("Saved."),
+            call("manage_memory", {"content": "Bob plays the cello", "action": "create"}, "c2"),
+            AIMessage("Saved."),
+            call("search_memory", {"query": "peanuts allergy"}, "c3"),
+            AIMessage("Found it."),
+            call("search_memory", {"query": "peanuts allergy"}, "c4"),
+            AIMessage("Nothing."),
+        ]
+    )
+    agent = create_agent(ScriptedModel(messages=script), tools=tools, store=store)
+    agent.invoke({"messages": [HumanMessage("Remember my allergy.")]}, cfg("ana", "t1"))
+    agent.invoke({"messages": [HumanMessage("Remember my instrument.")]}, cfg("bob", "t2"))
+    found = tool_results(agent.invoke({"messages": [HumanMessage("?")]}, cfg("ana", "t3")))
+    assert "Ana is allergic to peanuts" in found[0] and "cello" not in found[0]
+    other = tool_results(agent.invoke({"messages": [HumanMessage("?")]}, cfg("bob", "t4")))
+    assert "peanuts" not in other[0]
+    # the items are records of their users: our own recall sees them ...
+    recalled = memory.memory("ana", "chat").recall("peanuts")
+    assert any("allergic to peanuts" in r.text for r in recalled)
+    assert all("cello" not in r.text for r in recalled)
+    # ... and a forget takes them with the rest of the user
+    memory.forget_user("ana")
+    assert store.search(("memories", "ana"), query="peanuts") == []
+    assert [i.value["content"] for i in store.search(("memories", "bob"))] == [
+        "Bob plays the cello"
+    ]
+
+
+def test_put_get_update_delete_and_search(memory: MemoryStore) -> None:
+    store = TieredMemoryStore(memory, user_index=0)
+    ns = ("ana", "notes")
+    store.put(ns, "a", {"content": "likes green tea", "kind": "drink", "rank": 2})
+    store.put(ns, "b", {"content": "owns a black cat", "kind": "pet", "rank": 5})
+    store.put(("ana", "other"), "c", {"content": "tea in the other namespace", "rank": 1})
+    store.put(("bob", "notes"), "a", {"content": "bob likes tea too"})
+    assert store.get(ns, "a").value["kind"] == "drink"  # type: ignore[union-attr]
+    assert store.get(("bob", "notes"), "a").value["content"] == "bob likes tea too"  # type: ignore[union-attr]
+    store.put(ns, "a", {"content": "likes black coffee now", "kind": "drink", "rank": 3})
+    item = store.get(ns, "a")
+    assert item is not None and item.value["content"] == "likes black coffee now"
+    assert item.updated_at >= item.created_at
+    assert memory.archive.keyword_search("green", user_id="ana") == []  # re-indexed
+    assert [i.key for i in store.search(ns, query="coffee")][:1] == ["a"]
+    assert [i.key for i in store.search(ns, filter={"kind": "pet"})] == ["b"]
+    assert [i.key for i in store.search(ns, filter={"rank": {"$gte": 3}})] == ["a", "b"]
+    assert len(store.search(("ana",))) == 3 and len(store.search(("ana",), limit=1, offset=1)) == 1
+    assert store.list_namespaces(prefix=("ana",)) == [("ana", "notes"), ("ana", "other")]
+    store.delete(ns, "b")
+    assert store.get(ns, "b") is None
+    assert memory.archive.get([item_record_id(ns, "b")]) == []
+
+
+def test_bad_namespaces_and_ttls_are_clear_errors(memory: MemoryStore) -> None:
+    store = TieredMemoryStore(memory, user_index=1)
+    with pytest.raises(ValueError, match="no user id"):
+        store.put(("memories",), "k", {"content": "x"})
+    with pytest.raises(ValueError, match="user id"):
+        store.put(("memories", "bad\ud800id"), "k", {"content": "x"})
+    with pytest.raises(NotImplementedError, match="TTL"):
+        store.put(("memories", "ana"), "k", {"content": "x"}, ttl=5)
+    assert memory.users() == []
+
+
+def test_async_twins(memory: MemoryStore) -> None:
+    store = TieredMemoryStore(memory)
+
+    async def run() -> list[str]:
+        await store.aput(("memories", "ana"), "k", {"content": "ana rides trains"})
+        found = await store.asearch(("memories", "ana"), query="trains")
+        item = await store.aget(("memories", "ana"), "k")
+        assert item is not None
+        return [i.key for i in found]
+
+    assert asyncio.run(run()) == ["k"]
