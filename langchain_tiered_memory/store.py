@@ -28,6 +28,7 @@ Example:
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import os
 import sqlite3
@@ -268,9 +269,21 @@ class MemoryStore:
         self._purge_checkpoints([thread_id])
         return deleted
 
+    async def aforget_user(self, user_id: str) -> int:
+        """Async twin of :meth:`forget_user` (runs in a worker thread)."""
+        return await asyncio.to_thread(self.forget_user, user_id)
+
+    async def aforget_thread(self, user_id: str, thread_id: str) -> int:
+        """Async twin of :meth:`forget_thread` (runs in a worker thread)."""
+        return await asyncio.to_thread(self.forget_thread, user_id, thread_id)
+
     def export_user(self, user_id: str) -> dict[str, Any]:
         """A user's whole memory as JSON-ready data (records, audit events, threads, core facts)."""
         return dict(self.backend.export_user(check_id(user_id, "user_id")))
+
+    async def aexport_user(self, user_id: str) -> dict[str, Any]:
+        """Async twin of :meth:`export_user` (runs in a worker thread)."""
+        return await asyncio.to_thread(self.export_user, user_id)
 
     def close(self) -> None:
         """Flush and close everything (the embedder's cache and the default

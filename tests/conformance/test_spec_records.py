@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 from datetime import datetime, timedelta, timezone
 
 import pytest
@@ -82,3 +83,28 @@ def test_deletes_touch_only_the_named_users_records(store: MemoryStore) -> None:
     assert store.archive.keyword_search("lamp", user_id="ana") == []
     assert store.archive.dense_search("lamp", user_id="ana") == []
     assert [r.id for r, _ in store.archive.dense_search("lamp", user_id="bob")] == ["b1"]
+
+
+def test_the_tools_and_recall_search_what_the_memory_archived(store: MemoryStore) -> None:
+    from langchain_core.messages import AIMessage, HumanMessage
+
+    from langchain_tiered_memory.tools import create_retrieve_memory_tool
+
+    memory = store.memory("ana", "t1", context_window=1024)
+    memory.add_messages([HumanMessage("My zebra lamp is broken."), AIMessage("Oh no.")])
+    for i in range(30):
+        memory.add_messages([HumanMessage(f"turn {i} about trains " * 3), AIMessage("ok")])
+    assert memory.state.turns[0].index > 0  # the lamp turn was paged out
+    tool = create_retrieve_memory_tool(store)
+    out = tool.invoke(
+        {
+            "name": "retrieve_memory",
+            "args": {"query": "zebra lamp"},
+            "id": "c",
+            "type": "tool_call",
+        },
+        config={"configurable": {"user_id": "ana", "thread_id": "t1"}},
+    )
+    assert "zebra lamp is broken" in out.content
+    async_found = asyncio.run(store.aexport_user("ana"))
+    assert any("zebra lamp" in r["text"] for r in async_found["records"])
