@@ -61,7 +61,7 @@ import asyncio
 import logging
 import re
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime, timezone
 from typing import Any, Literal, Protocol
 
@@ -69,6 +69,7 @@ from langchain_core.embeddings import Embeddings
 
 from langchain_tiered_memory.context import RecalledMemory
 from langchain_tiered_memory.records import MemoryRecord, RecordKind, ScoredRecord, utcnow
+from langchain_tiered_memory.time_expressions import TimeWindow, query_window, time_match
 
 logger = logging.getLogger(__name__)
 
@@ -80,8 +81,11 @@ __all__ = [
     "RecallWeights",
     "Recaller",
     "addressed_roles",
+    "borrow_from_previous",
     "dedupe_key",
+    "keyword_scale",
     "merge_candidates",
+    "merge_near_duplicates",
     "min_max",
     "named_speakers",
     "recency_score",
@@ -101,6 +105,8 @@ Fusion = Literal["minmax", "rrf", "both"]
 # (For recency at 0.995/h this is about 12 minutes of age difference.)
 _MIN_SPREAD = 1e-3
 _WORD = re.compile(r"\w+", re.UNICODE)
+# A lower-ranked text whose distinct words are this much inside a kept one's adds nothing.
+_CONTAINED = 0.95
 
 
 @dataclass(frozen=True)
@@ -119,6 +125,12 @@ class RecallWeights:
         importance: The record's 1-10 importance.
         speaker: Records spoken by the one speaker the query names.
         session: How well the record's session matches the query.
+        time: Records written inside the window of a time expression in the
+            query (*"in July 2023"*, *"two weeks ago"*), less the further
+            outside (:mod:`~langchain_tiered_memory.time_expressions`).
+        neighbour: The share (0-1) of the previous turn's dense similarity a
+            turn may borrow when that is higher than its own, so a short reply
+            ("Yes, three of them!") is found by the question it answers.
 
     Example:
         >>> RecallWeights().relevance, RecallWeights(recency=1.0).recency
@@ -135,12 +147,25 @@ class RecallWeights:
     importance: float = 0.1
     speaker: float = 0.5
     session: float = 1.0
+    time: float = 1.0
+    neighbour: float = 0.3
 
     def __post_init__(self) -> None:
-        for name in ("relevance", "keyword", "recency", "importance", "speaker", "session"):
+        for name in (
+            "relevance",
+            "keyword",
+            "recency",
+            "importance",
+            "speaker",
+            "session",
+            "time",
+            "neighbour",
+        ):
             value = getattr(self, name)
             if value < 0:
                 raise ValueError(f"weight {name} must be >= 0, got {value}")
+        if self.neighbour > 1:
+            raise ValueError(f"neighbour is a share of 0-1, got {self.neighbour}")
 
 
 @dataclass(frozen=True)
@@ -184,6 +209,78 @@ def min_max(values: Sequence[float | None], *, min_spread: float = _MIN_SPREAD) 
     return [0.0 if v is None else (v - low) / (high - low) for v in values]
 
 
+def keyword_scale(values: Sequence[float | None], *, floor: float = 0.5) -> list[float]:
+    """Scale BM25 scores to 0-1 so that a lone or near-equal match keeps its strength.
+
+    Min-max scaling over the matches gives the weakest match 0, the score of
+    no match at all: a name that occurs in a single record would count for
+    nothing. Here the bottom of the scale is the weakest match or ``floor``
+    times the best, whichever is lower, so one match scores 1, matches of
+    about equal strength all score high, and a spread-out set of matches
+    scales as min-max did. Missing values (no match) score 0.
+
+    Example:
+        >>> keyword_scale([None, 7.5, None])
+        [0.0, 1.0, 0.0]
+        >>> keyword_scale([4.0, 3.0, None])
+        [1.0, 0.5, 0.0]
+        >>> keyword_scale([10.0, 1.0, 5.5])
+        [1.0, 0.0, 0.5]
+    """
+    if not 0.0 <= floor < 1.0:
+        raise ValueError(f"floor must be in [0, 1), got {floor}")
+    present = [v for v in values if v is not None]
+    if not present or max(present) <= 0:
+        return [0.0] * len(values)
+    high = max(present)
+    low = min(min(present), floor * high)
+    if high - low < _MIN_SPREAD:
+        return [0.0] * len(values)
+    return [0.0 if v is None else max(0.0, (v - low) / (high - low)) for v in values]
+
+
+def _turn_key(record: MemoryRecord, offset: int = 0) -> tuple[Any, ...] | None:
+    index = record.metadata.get("turn_index")
+    if record.kind != "turn" or not isinstance(index, int) or isinstance(index, bool):
+        return None
+    return (record.thread_id, record.metadata.get("session"), index + offset)
+
+
+def borrow_from_previous(candidates: Sequence[Candidate], share: float) -> list[float | None]:
+    """Dense scores where a turn may borrow ``share`` of its previous turn's score.
+
+    A turn's score becomes ``max(own, (1 - share) * own + share * previous)``
+    when the turn before it (same thread and session, ``metadata["turn_index"]``
+    one less) is a dense candidate too: a short answer ("Yep! It's about
+    loss and identity.") is then found by the question it answers ("Is that
+    your third screenplay?"). Records without a turn index keep their score.
+
+    Example:
+        >>> q = MemoryRecord.new(user_id="u", kind="turn", text="Is it your third one?",
+        ...                      thread_id="t", metadata={"turn_index": 4})
+        >>> a = MemoryRecord.new(user_id="u", kind="turn", text="Yep! About loss.",
+        ...                      thread_id="t", metadata={"turn_index": 5})
+        >>> borrow_from_previous([Candidate(q, dense=0.8), Candidate(a, dense=0.4)], 0.5)
+        [0.8, 0.6000000000000001]
+    """
+    if share <= 0:
+        return [c.dense for c in candidates]
+    dense_by_turn = {
+        key: c.dense
+        for c in candidates
+        if c.dense is not None and (key := _turn_key(c.record)) is not None
+    }
+    out: list[float | None] = []
+    for c in candidates:
+        own = c.dense
+        key = _turn_key(c.record, -1)
+        previous = dense_by_turn.get(key) if key is not None else None
+        if own is not None and previous is not None:
+            own = max(own, (1 - share) * own + share * previous)
+        out.append(own)
+    return out
+
+
 def recency_score(record: MemoryRecord, now: datetime, decay: float = 0.995) -> float:
     """``decay ** hours`` since the record was last accessed (or created).
 
@@ -219,9 +316,11 @@ def dedupe_key(text: str) -> str:
 
 
 def _near_duplicate(a: set[str], b: set[str], threshold: float) -> bool:
+    """``a`` (a lower-ranked text) says nothing ``b`` does not: similar, or contained in it."""
     if len(a) < 4 or len(b) < 4:
         return False
-    return len(a & b) / len(a | b) >= threshold
+    shared = len(a & b)
+    return shared / len(a | b) >= threshold or shared / len(a) >= _CONTAINED
 
 
 def _speaker(record: MemoryRecord) -> str | None:
@@ -331,6 +430,8 @@ def score_candidates(
     dedupe: bool = True,
     near_duplicate: float = 0.9,
     session_top: int = 3,
+    keyword_floor: float = 0.5,
+    time_window: TimeWindow | Literal["auto"] | None = "auto",
 ) -> list[ScoredRecord]:
     """Rank candidates by the weighted sum of their min-max scaled signals (pure).
 
@@ -347,11 +448,17 @@ def score_candidates(
         fusion: ``"minmax"`` (weighted sum of scaled scores, the measured
             best), ``"rrf"`` (reciprocal-rank fusion) or ``"both"`` (their mean).
         rrf_k: The RRF constant.
-        dedupe: Keep only the best of records with the same normalised text or
-            a word-set Jaccard similarity of at least ``near_duplicate``.
+        dedupe: Merge near-duplicates into the best-ranked copy: records with
+            the same normalised text, a word-set Jaccard similarity of at least
+            ``near_duplicate``, or whose words are (95%) all in a better-ranked
+            record. The copy kept gains the others' ``sources``.
         near_duplicate: Jaccard threshold for near-duplicates (texts of four
             or more distinct words).
         session_top: The session signal sums this many best relevance scores.
+        keyword_floor: See :func:`keyword_scale` (a lone keyword match scores 1).
+        time_window: The window the time signal matches records against;
+            ``"auto"`` reads it from ``query`` (:func:`~.time_expressions.query_window`,
+            relative to ``now``), ``None`` turns the signal off.
 
     Returns:
         :class:`~langchain_tiered_memory.records.ScoredRecord` items, best
@@ -383,10 +490,10 @@ def score_candidates(
         ]
     if not candidates:
         return []
-    dense_raw = [c.dense for c in candidates]
+    dense_raw = borrow_from_previous(candidates, weights.neighbour)
     keyword_raw = [c.keyword for c in candidates]
     dense = min_max(dense_raw)
-    keyword = min_max(keyword_raw)
+    keyword = keyword_scale(keyword_raw, floor=keyword_floor)
     relevance = [
         weights.relevance * d + weights.keyword * w for d, w in zip(dense, keyword, strict=True)
     ]
@@ -436,6 +543,10 @@ def score_candidates(
 
     recency = min_max([recency_score(c.record, now, recency_decay) for c in candidates])
     importance = min_max([float(c.record.importance) for c in candidates])
+    window = time_window
+    if window == "auto":
+        window = query_window(query, now=now) if query and weights.time else None
+    timed = [time_match(c.record.created_at, window) for c in candidates] if window else None
 
     scored: list[ScoredRecord] = []
     for i, candidate in enumerate(candidates):
@@ -446,6 +557,7 @@ def score_candidates(
             "session": session[i],
             "recency": recency[i],
             "importance": importance[i],
+            "time": timed[i] if timed else 0.0,
         }
         score = (
             relevance[i]
@@ -453,24 +565,62 @@ def score_candidates(
             + weights.session * session[i]
             + weights.recency * recency[i]
             + weights.importance * importance[i]
+            + weights.time * parts["time"]
         )
         scored.append(ScoredRecord(candidate.record, score, parts))
     scored.sort(key=lambda s: -s.score)
     if not dedupe:
         return scored[:k] if k is not None else scored
+    return merge_near_duplicates(scored, k=k, threshold=near_duplicate)
+
+
+def merge_near_duplicates(
+    ranked: Sequence[ScoredRecord], *, k: int | None = None, threshold: float = 0.9
+) -> list[ScoredRecord]:
+    """Fold each near-duplicate into the best-ranked copy (so one copy reaches the prompt).
+
+    A record is a near-duplicate of a better-ranked one when their
+    normalised texts (:func:`dedupe_key`) are equal, their word sets have a
+    Jaccard similarity of at least ``threshold``, or (95% of) its words are
+    all in the better one; texts under four distinct words are compared
+    exactly only. The copy kept gains the others' ``sources`` (a copy: the
+    archive is not changed), so what it stands for stays traceable.
+
+    Example:
+        >>> def hit(text, score, source):
+        ...     r = MemoryRecord.new(user_id="u", kind="turn", text=text, sources=(source,))
+        ...     return ScoredRecord(r, score)
+        >>> merged = merge_near_duplicates([
+        ...     hit("user: I am allergic to peanuts, please remember that", 2.0, "turn:3"),
+        ...     hit("I am allergic to peanuts!", 1.5, "turn:9"),
+        ...     hit("My dog is called Max", 1.0, "turn:4")])
+        >>> [(m.record.text, m.record.sources) for m in merged]  # doctest: +NORMALIZE_WHITESPACE
+        [('user: I am allergic to peanuts, please remember that', ('turn:3', 'turn:9')),
+         ('My dog is called Max', ('turn:4',))]
+    """
     unique: list[ScoredRecord] = []
-    keys: set[str] = set()
+    keys: dict[str, int] = {}
     word_sets: list[set[str]] = []
-    for item in scored:
+    for item in ranked:
         key = dedupe_key(item.record.text)
         words = set(key.split())
-        if key in keys or any(_near_duplicate(words, w, near_duplicate) for w in word_sets):
+        into = keys.get(key)
+        if into is None:
+            into = next(
+                (i for i, w in enumerate(word_sets) if _near_duplicate(words, w, threshold)), None
+            )
+        if into is not None:
+            kept = unique[into]
+            extra = tuple(s for s in item.record.sources if s not in kept.record.sources)
+            if extra:
+                record = replace(kept.record, sources=kept.record.sources + extra)
+                unique[into] = ScoredRecord(record, kept.score, kept.parts)
             continue
-        keys.add(key)
-        word_sets.append(words)
-        unique.append(item)
         if k is not None and len(unique) >= k:
             break
+        keys[key] = len(unique)
+        word_sets.append(words)
+        unique.append(item)
     return unique
 
 

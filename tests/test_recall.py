@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import asyncio
+from dataclasses import replace
 from datetime import datetime, timedelta, timezone
 
 import pytest
@@ -10,8 +11,11 @@ from langchain_tiered_memory.recall import (
     Candidate,
     Recaller,
     RecallWeights,
+    borrow_from_previous,
     dedupe_key,
+    keyword_scale,
     merge_candidates,
+    merge_near_duplicates,
     min_max,
     named_speakers,
     recency_score,
@@ -497,3 +501,129 @@ def test_recaller_over_a_vectorstore_archive_passes_the_text(tmp_path, stem_axis
         assert [h.record.id for h in hits] == ["b"]
     finally:
         arch.close()
+
+
+# ---------------------------------------------------------------- issue 16: ranking fixes
+
+
+def test_keyword_scale_keeps_a_lone_match_strong() -> None:
+    assert keyword_scale([None, 3.2, None]) == [0.0, 1.0, 0.0]
+    assert keyword_scale([4.0, 3.9]) == pytest.approx([1.0, 0.95])  # near-equal: both high
+    assert keyword_scale([10.0, 1.0, 5.5]) == [1.0, 0.0, 0.5]  # spread out: min-max
+    assert keyword_scale([None, None]) == [0.0, 0.0]
+    with pytest.raises(ValueError, match="floor"):
+        keyword_scale([1.0], floor=1.0)
+
+
+def test_a_lone_keyword_match_outranks_dense_noise() -> None:
+    """A name found in exactly one record counts as a strong match, not as 0."""
+    lone = rec("We flew to Zanzibar for the wedding", id="lone")
+    noise = [rec(f"unrelated chat number {i}", id=f"n{i}") for i in range(20)]
+    # the embedder is weak: the right record's dense score is among the lowest
+    cands = [Candidate(r, 0.50 + i / 100) for i, r in enumerate(noise)]
+    cands.append(Candidate(lone, 0.49, keyword=1.7))
+    ranked = score_candidates(cands, now=NOW, weights=RecallWeights(session=0.0), k=5)
+    assert lone in [s.record for s in ranked]
+    assert next(s for s in ranked if s.record is lone).parts["keyword"] == 1.0
+
+
+def test_a_lone_keyword_match_reaches_the_top_5_with_a_weak_embedder(tmp_path) -> None:
+    from langchain_core.embeddings import DeterministicFakeEmbedding
+
+    emb = DeterministicFakeEmbedding(size=16)  # random vectors: dense similarity is noise
+    arch = SQLiteArchive(tmp_path / "a.sqlite", embeddings=emb)
+    texts = [f"user: we talked about topic {i} and the weather" for i in range(40)]
+    texts[17] = "user: my cousin Oyelaran lives in Lagos"
+    arch.add(
+        [
+            MemoryRecord.new(user_id="u", kind="turn", text=t, id=f"r{i}", thread_id="t")
+            for i, t in enumerate(texts)
+        ]
+    )
+    try:
+        hits = Recaller(arch, emb, k=5, touch=False).recall("Is Oyelaran well?", user_id="u")
+        assert "r17" in [h.record.id for h in hits]
+    finally:
+        arch.close()
+
+
+def turn(text: str, index: int, *, session: object = 1, thread: str = "t") -> MemoryRecord:
+    return MemoryRecord.new(
+        user_id="u",
+        thread_id=thread,
+        kind="turn",
+        text=text,
+        id=f"{thread}:{index}",
+        created_at=NOW - timedelta(hours=10 - index),
+        metadata={"turn_index": index, "session": session},
+    )
+
+
+def test_a_short_reply_borrows_the_score_of_the_question_it_answers() -> None:
+    question = turn("Nate: Is that your third screenplay?", 4)
+    answer = turn("Joanna: Yep! It's about loss, identity and connection.", 5)
+    other = turn("Joanna: I had pasta for lunch today.", 8)
+    cands = [Candidate(question, 0.80), Candidate(answer, 0.40), Candidate(other, 0.45)]
+    assert borrow_from_previous(cands, 0.3) == pytest.approx([0.80, 0.52, 0.45])
+    assert borrow_from_previous(cands, 0.0) == [0.80, 0.40, 0.45]
+    only_dense = RecallWeights(
+        keyword=0.0, recency=0.0, importance=0.0, speaker=0.0, session=0.0, time=0.0
+    )
+    ranked = score_candidates(cands, now=NOW, weights=only_dense)
+    assert [s.record for s in ranked] == [question, answer, other]
+    no_borrow = replace(only_dense, neighbour=0.0)
+    assert [s.record for s in score_candidates(cands, now=NOW, weights=no_borrow)][1] is other
+
+
+def test_borrowing_stays_within_a_thread_and_session() -> None:
+    q = turn("Is that your third one?", 4, session=1)
+    next_session = turn("Yep!", 5, session=2)
+    other_thread = turn("Yep!!", 5, thread="t2")
+    cands = [Candidate(q, 0.8), Candidate(next_session, 0.3), Candidate(other_thread, 0.3)]
+    assert borrow_from_previous(cands, 0.5) == [0.8, 0.3, 0.3]
+    with pytest.raises(ValueError, match="neighbour"):
+        RecallWeights(neighbour=1.5)
+
+
+def test_a_date_in_the_query_lifts_what_was_said_then() -> None:
+    july = MemoryRecord.new(
+        user_id="u",
+        kind="turn",
+        text="We painted a sunset with the kids",
+        created_at=datetime(2023, 7, 15, tzinfo=timezone.utc),
+    )
+    may = MemoryRecord.new(
+        user_id="u",
+        kind="turn",
+        text="We painted a lake with the kids",
+        created_at=datetime(2023, 5, 2, tzinfo=timezone.utc),
+    )
+    cands = [Candidate(may, 0.80), Candidate(july, 0.78)]
+    now = datetime(2023, 9, 1, tzinfo=timezone.utc)
+    query = "What did Mel and her kids paint in July 2023?"
+    ranked = score_candidates(cands, now=now, query=query)
+    assert ranked[0].record is july and ranked[0].parts["time"] == 1.0
+    assert 0 < ranked[1].parts["time"] < 0.1
+    undated = score_candidates(cands, now=now, query="What did Mel and her kids paint?")
+    assert undated[0].record is may and undated[0].parts["time"] == 0.0
+    off = score_candidates(cands, now=now, query=query, time_window=None)
+    assert off[0].record is may
+
+
+def test_near_duplicates_merge_into_the_best_copy() -> None:
+    long = rec("user: I'm allergic to peanuts, so never order satay for me", id="a")
+    long = replace(long, sources=("turn:3",))
+    short = replace(rec("I'm allergic to peanuts, so never satay", id="b"), sources=("turn:9",))
+    other = replace(rec("My dog is called Max", id="c"), sources=("turn:4",))
+    cands = [Candidate(long, 0.9), Candidate(short, 0.85), Candidate(other, 0.5)]
+    ranked = score_candidates(cands, now=NOW, weights=ONLY_RELEVANCE)
+    assert [s.record.id for s in ranked] == ["a", "c"]
+    assert ranked[0].record.sources == ("turn:3", "turn:9")
+    # the other way round both stay: the longer one says more than the kept one
+    flipped = [Candidate(short, 0.9), Candidate(long, 0.85), Candidate(other, 0.5)]
+    assert [s.record.id for s in score_candidates(flipped, now=NOW, weights=ONLY_RELEVANCE)] == [
+        "b",
+        "a",
+        "c",
+    ]
+    assert merge_near_duplicates([]) == []
