@@ -88,8 +88,10 @@ __all__ = [
     "merge_near_duplicates",
     "min_max",
     "named_speakers",
+    "rank_below_replacements",
     "recency_score",
     "score_candidates",
+    "stale_turns",
     "strip_names",
     "to_recalled_memories",
 ]
@@ -127,7 +129,9 @@ class RecallWeights:
         session: How well the record's session matches the query.
         time: Records written inside the window of a time expression in the
             query (*"in July 2023"*, *"two weeks ago"*), less the further
-            outside (:mod:`~langchain_tiered_memory.time_expressions`).
+            outside (:mod:`~langchain_tiered_memory.time_expressions`), times
+            the record's best scaled dense or keyword score (a date narrows
+            down among matching records; it lifts no unrelated one).
         neighbour: The share (0-1) of the previous turn's dense similarity a
             turn may borrow when that is higher than its own, so a short reply
             ("Yes, three of them!") is found by the question it answers.
@@ -147,7 +151,7 @@ class RecallWeights:
     importance: float = 0.1
     speaker: float = 0.5
     session: float = 1.0
-    time: float = 1.0
+    time: float = 2.0
     neighbour: float = 0.3
 
     def __post_init__(self) -> None:
@@ -316,8 +320,13 @@ def dedupe_key(text: str) -> str:
 
 
 def _near_duplicate(a: set[str], b: set[str], threshold: float) -> bool:
-    """``a`` (a lower-ranked text) says nothing ``b`` does not: similar, or contained in it."""
+    """``a`` (a lower-ranked text) says nothing ``b`` does not: similar, or contained in it.
+
+    Texts that differ in a number ("ran 5 km" / "ran 10 km") are never near-duplicates.
+    """
     if len(a) < 4 or len(b) < 4:
+        return False
+    if any(any(ch.isdigit() for ch in word) for word in a ^ b):
         return False
     shared = len(a & b)
     return shared / len(a | b) >= threshold or shared / len(a) >= _CONTAINED
@@ -557,7 +566,8 @@ def score_candidates(
             "session": session[i],
             "recency": recency[i],
             "importance": importance[i],
-            "time": timed[i] if timed else 0.0,
+            # a date narrows down among matching records: it lifts no unrelated one
+            "time": timed[i] * max(dense[i], keyword[i]) if timed else 0.0,
         }
         score = (
             relevance[i]
@@ -583,8 +593,9 @@ def merge_near_duplicates(
     normalised texts (:func:`dedupe_key`) are equal, their word sets have a
     Jaccard similarity of at least ``threshold``, or (95% of) its words are
     all in the better one; texts under four distinct words are compared
-    exactly only. The copy kept gains the others' ``sources`` (a copy: the
-    archive is not changed), so what it stands for stays traceable.
+    exactly only, and texts that differ in a number are never merged. The
+    copy kept gains the others' ``sources`` (a copy: the archive is not
+    changed), so what it stands for stays traceable.
 
     Example:
         >>> def hit(text, score, source):
@@ -622,6 +633,97 @@ def merge_near_duplicates(
         word_sets.append(words)
         unique.append(item)
     return unique
+
+
+def _fact_thread(fact: MemoryRecord) -> str | None:
+    thread = fact.metadata.get("thread_id") or fact.thread_id
+    return str(thread) if thread else None
+
+
+def stale_turns(
+    ranked: Sequence[ScoredRecord], superseded: Iterable[MemoryRecord]
+) -> dict[str, MemoryRecord]:
+    """The ranked turns that stated a superseded fact: turn record id -> that fact.
+
+    A fact record names the turn it was taken from in ``sources`` (e.g.
+    ``"turn:3"``) and its thread in ``metadata["thread_id"]``; a turn record
+    carries the same source. Facts whose ``metadata["superseded"]`` is not
+    true are ignored.
+
+    Example:
+        >>> old = MemoryRecord.new(user_id="u", kind="fact", text="home_city: lives in Paris",
+        ...     sources=("turn:3",), metadata={"thread_id": "t1", "superseded": True})
+        >>> paris = MemoryRecord.new(user_id="u", thread_id="t1", kind="turn", id="u:t1:turn:3",
+        ...     text="user: I live in Paris", sources=("turn:3",))
+        >>> {k: v.text for k, v in stale_turns([ScoredRecord(paris, 1.0)], [old]).items()}
+        {'u:t1:turn:3': 'home_city: lives in Paris'}
+    """
+    stated: dict[tuple[str | None, str], MemoryRecord] = {}
+    for fact in superseded:
+        if fact.kind == "fact" and fact.metadata.get("superseded"):
+            for source in fact.sources:
+                stated.setdefault((_fact_thread(fact), source), fact)
+    if not stated:
+        return {}
+    found: dict[str, MemoryRecord] = {}
+    for hit in ranked:
+        record = hit.record
+        if record.kind != "turn":
+            continue
+        for source in record.sources:
+            fact = stated.get((record.thread_id, source)) or stated.get((None, source))
+            if fact is not None:
+                found[record.id] = fact
+                break
+    return found
+
+
+def rank_below_replacements(
+    ranked: Sequence[ScoredRecord], replaced_by: dict[str, MemoryRecord]
+) -> list[ScoredRecord]:
+    """Put each outdated record right after the current fact that replaced it.
+
+    ``replaced_by`` maps the id of a ranked turn whose fact was superseded to
+    the fact record now current. That fact comes first (moved up if it is
+    ranked lower, inserted with the turn's score if it is not ranked at all),
+    then the turn, whose copy is marked ``metadata["outdated_by"]`` (the
+    fact's id), which :func:`to_recalled_memories` shows in its source.
+    Superseded fact records themselves are dropped.
+
+    Example:
+        >>> def hit(kind, text, score, **meta):
+        ...     return ScoredRecord(MemoryRecord.new(user_id="u", kind=kind, text=text,
+        ...                                          id=text, metadata=meta), score)
+        >>> paris = hit("turn", "user: I live in Paris", 2.0)
+        >>> old = hit("fact", "home_city: lives in Paris", 1.8, superseded=True)
+        >>> berlin = hit("fact", "home_city: moved to Berlin", 1.2)
+        >>> out = rank_below_replacements([paris, old, berlin], {paris.record.id: berlin.record})
+        >>> [(h.record.text, h.record.metadata.get("outdated_by")) for h in out]
+        ... # doctest: +NORMALIZE_WHITESPACE
+        [('home_city: moved to Berlin', None),
+         ('user: I live in Paris', 'home_city: moved to Berlin')]
+    """
+    out: list[ScoredRecord] = []
+    placed: set[str] = set()
+    for hit in ranked:
+        record = hit.record
+        if record.kind == "fact" and record.metadata.get("superseded"):
+            continue
+        if record.id in placed:
+            continue
+        current = replaced_by.get(record.id)
+        if current is not None and current.id != record.id:
+            if current.id not in placed:
+                ranked_current = next((h for h in ranked if h.record.id == current.id), None)
+                score = max(hit.score, ranked_current.score if ranked_current else hit.score)
+                parts = dict(ranked_current.parts) if ranked_current else {}
+                out.append(ScoredRecord(current, score, parts | {"replaces": 1.0}))
+                placed.add(current.id)
+            record = replace(record, metadata={**record.metadata, "outdated_by": current.id})
+            hit = ScoredRecord(record, hit.score, hit.parts)
+        out.append(hit)
+        placed.add(record.id)
+    return out
 
 
 def merge_candidates(
@@ -699,6 +801,11 @@ class Recaller:
         touch: Mark returned records as accessed (drives recency), with the
             archive's ``note_access`` (batched, off the recall's path) if it
             has one, else its ``touch``.
+        supersession: Superseded fact records are left out, and a turn that
+            stated one ranks right below the fact now current (looked up by
+            id with the archive's ``get`` if it was not a candidate), marked
+            as outdated (:func:`rank_below_replacements`). Superseded facts
+            are found among the candidates, so this costs no extra search.
 
     Example:
         >>> from langchain_core.embeddings import DeterministicFakeEmbedding
@@ -727,6 +834,7 @@ class Recaller:
     relevance_floor: float | None = None
     dedupe: bool = True
     touch: bool = True
+    supersession: bool = True
 
     def __post_init__(self) -> None:
         if self.k < 1:
@@ -781,17 +889,26 @@ class Recaller:
             query_input = dense_query
         dense = self.archive.dense_search(query_input, n=self.dense_candidates, **filters)
         when = now or utcnow()
+        want = k or self.k
+        candidates = merge_candidates(dense, keyword)
+        superseded = [
+            c.record
+            for c in candidates
+            if c.record.kind == "fact" and c.record.metadata.get("superseded")
+        ]
         ranked = score_candidates(
-            merge_candidates(dense, keyword),
+            candidates,
             now=when,
             weights=self.weights,
-            k=k or self.k,
+            k=want + len(superseded) if self.supersession else want,
             query=query,
             recency_decay=self.recency_decay,
             relevance_floor=self.relevance_floor,
             fusion=self.fusion,
             dedupe=self.dedupe,
         )
+        if self.supersession and superseded:
+            ranked = self._resolve_superseded(ranked, superseded, candidates, user_id)[:want]
         logger.debug(
             "recall %r (dense query %r): %d dense, %d keyword -> %d",
             query,
@@ -808,6 +925,43 @@ class Recaller:
             elif (touch := getattr(self.archive, "touch", None)) is not None:
                 touch(ids, when, user_id=user_id)
         return ranked
+
+    def _resolve_superseded(
+        self,
+        ranked: list[ScoredRecord],
+        superseded: list[MemoryRecord],
+        candidates: Sequence[Candidate],
+        user_id: str,
+    ) -> list[ScoredRecord]:
+        """Rank turns of superseded facts below the facts now current (see ``supersession``)."""
+        stale = stale_turns(ranked, superseded)
+        known = {c.record.id: c.record for c in candidates}
+        get = getattr(self.archive, "get", None)
+
+        def lookup(fact_id: str) -> MemoryRecord | None:
+            from langchain_tiered_memory.memory import fact_record_id
+
+            for key in (fact_id, fact_record_id(user_id, fact_id)):
+                if key in known:
+                    return known[key]
+            if get is None:
+                return None
+            found = get([fact_id, fact_record_id(user_id, fact_id)], user_id=user_id)
+            for record in found:
+                known[record.id] = record
+            return found[0] if found else None
+
+        replaced_by: dict[str, MemoryRecord] = {}
+        for turn_id, fact in stale.items():
+            current: MemoryRecord | None = fact
+            for _ in range(8):  # follow Paris -> Berlin -> Munich, without looping forever
+                if current is None or not current.metadata.get("superseded"):
+                    break
+                next_id = current.metadata.get("superseded_by")
+                current = lookup(str(next_id)) if next_id else None
+            if current is not None and not current.metadata.get("superseded"):
+                replaced_by[turn_id] = current
+        return rank_below_replacements(ranked, replaced_by)
 
     async def arecall(
         self,
@@ -860,7 +1014,9 @@ def to_recalled_memories(scored: Sequence[ScoredRecord]) -> list[RecalledMemory]
 
     ``possibly`` is set for inferred or low-confidence records
     (``metadata``: ``possibly``/``inferred`` true, ``stated`` false, or
-    ``confidence`` below 0.75).
+    ``confidence`` below 0.75). A turn whose fact was superseded
+    (``metadata["outdated_by"]``, see :func:`rank_below_replacements`) says so
+    in its ``source``.
 
     Example:
         >>> r = MemoryRecord.new(user_id="u", kind="fact", text="may like sushi",
@@ -875,10 +1031,13 @@ def to_recalled_memories(scored: Sequence[ScoredRecord]) -> list[RecalledMemory]
         origin = ", ".join(record.sources[:3])
         if len(record.sources) > 3:
             origin += ", ..."
+        source = f"{record.kind} {origin}".strip()
+        if record.metadata.get("outdated_by"):
+            source += " (outdated: a newer fact replaced it)"
         items.append(
             RecalledMemory(
                 text=record.text,
-                source=f"{record.kind} {origin}".strip(),
+                source=source,
                 created_at=record.created_at,
                 score=hit.score,
                 record_id=record.id,

@@ -7,9 +7,9 @@ without hiding the rest. Relative expressions ("last week", "three days
 ago") are measured from ``now``, the time of the question; explicit dates
 without a year take the latest such date not after ``now``.
 
-Recognised (English, case-insensitive): ``today``, ``yesterday``, ``the day
-before yesterday``; ``this``/``last`` ``week|weekend|month|year``; ``last``
-+ a weekday, month or season; ``N days|weeks|months|years ago`` (digits or
+Recognised (English, case-insensitive): ``yesterday``, ``the day before
+yesterday``; ``last``/``past``/``previous`` ``week|weekend|month|year``, a
+weekday or a season; ``last`` + a month; ``N days|weeks|months|years ago`` (digits or
 words up to twelve, ``a``/``an``/``a couple of``/``a few``);
 dates like ``May 3, 2023``, ``3 June 2023``, ``May 3rd``, ``2023-05-03``;
 ``in|during May [2023]``, ``in 2023``, ``early|mid|late May``; and a
@@ -118,19 +118,19 @@ _IN_MONTH_RE = re.compile(
 )
 _YEAR_RE = re.compile(rf"\b(?:in|during|of|since|by)\s+(?P<y>{_YEAR})\b", re.IGNORECASE)
 _LAST_RE = re.compile(
-    r"\b(?P<which>last|this|past|previous)\s+(?P<what>week(?:end)?|month|year|"
+    r"\b(?:last|past|previous)\s+(?P<what>week(?:end)?|month|year|"
     + "|".join(_WEEKDAYS)
     + "|"
     + "|".join(_SEASONS)
     + r")\b",
     re.IGNORECASE,
 )
+# Only expressions that point back: "this weekend", "today" or "tonight" in a
+# request are mostly about plans ("a dinner for tonight"), and lifting what was
+# said today would push older, relevant memories out; recency covers today.
 _SIMPLE = {
     "the day before yesterday": (-2, 1),
     "yesterday": (-1, 1),
-    "today": (0, 1),
-    "tonight": (0, 1),
-    "this morning": (0, 1),
 }
 _SIMPLE_RE = re.compile(
     r"\b(" + "|".join(sorted(_SIMPLE, key=len, reverse=True)) + r")\b", re.IGNORECASE
@@ -251,27 +251,23 @@ def _shifted(match: re.Match[str], now: datetime) -> TimeWindow | None:
     return TimeWindow(start, end, match.group(0))
 
 
-def _last(which: str, what: str, now: datetime) -> tuple[datetime, datetime]:
+def _last(what: str, now: datetime) -> tuple[datetime, datetime]:
+    """The window of "last <what>" (a week, weekend, month, year, weekday or season)."""
     today = _day_start(now)
     what = what.lower()
-    current = which.lower() == "this"
     if what == "week":
         monday = today - timedelta(days=today.weekday())
-        return (monday, today + timedelta(days=1)) if current else (monday - timedelta(7), monday)
+        return monday - timedelta(days=7), monday
     if what == "weekend":
         saturday = today - timedelta(days=(today.weekday() - 5) % 7)
-        if current:
-            return saturday, saturday + timedelta(days=2)
         if saturday + timedelta(days=2) > today:  # in this weekend: the one before
             saturday -= timedelta(days=7)
-        return saturday - timedelta(days=1), saturday + timedelta(days=2)
+        return saturday - timedelta(days=1), saturday + timedelta(days=2)  # Friday to Sunday
     if what == "month":
         first = today.replace(day=1)
-        return (first, today + timedelta(days=1)) if current else (_add_months(first, -1), first)
+        return _add_months(first, -1), first
     if what == "year":
         first = today.replace(month=1, day=1)
-        if current:
-            return first, today + timedelta(days=1)
         return first.replace(year=first.year - 1), first
     if what in _WEEKDAYS:
         back = (today.weekday() - _WEEKDAYS[what]) % 7 or 7
@@ -279,12 +275,8 @@ def _last(which: str, what: str, now: datetime) -> tuple[datetime, datetime]:
         return day, day + timedelta(days=1)
     month, length = _SEASONS[what]
     start = _month_start(now.year, month)
-    if current:  # the season of this year that has begun (winter: from last December)
-        if start > today:
-            start = start.replace(year=start.year - 1)
-    else:  # the latest season that is over
-        while _add_months(start, length) > today:
-            start = start.replace(year=start.year - 1)
+    while _add_months(start, length) > today:  # the latest season that is over
+        start = start.replace(year=start.year - 1)
     return start, _add_months(start, length)
 
 
@@ -293,7 +285,8 @@ def query_window(query: str, *, now: datetime) -> TimeWindow | None:
 
     The most specific expression wins: a date shifted by *before*/*after*,
     then a full date, *N units ago*, *last/this* + unit, *in <month> [year]*,
-    *in <year>*, then *yesterday*, *today* and the like.
+    *in <year>*, then *yesterday*. Words about now or the near future
+    (*today*, *tonight*, *this weekend*) give no window: they are mostly plans.
 
     Example:
         >>> from datetime import datetime, timezone
@@ -324,7 +317,7 @@ def query_window(query: str, *, now: datetime) -> TimeWindow | None:
             point - timedelta(days=slack), point + timedelta(days=slack + 1), m.group(0)
         )
     if m := _LAST_RE.search(query):
-        start, end = _last(m["which"], m["what"], now)
+        start, end = _last(m["what"], now)
         return TimeWindow(start, end, m.group(0))
     if m := _IN_MONTH_RE.search(query):
         month = _month_number(m["m"])

@@ -18,8 +18,10 @@ from langchain_tiered_memory.recall import (
     merge_near_duplicates,
     min_max,
     named_speakers,
+    rank_below_replacements,
     recency_score,
     score_candidates,
+    stale_turns,
     strip_names,
     to_recalled_memories,
 )
@@ -598,12 +600,20 @@ def test_a_date_in_the_query_lifts_what_was_said_then() -> None:
         text="We painted a lake with the kids",
         created_at=datetime(2023, 5, 2, tzinfo=timezone.utc),
     )
-    cands = [Candidate(may, 0.80), Candidate(july, 0.78)]
+    unrelated = MemoryRecord.new(
+        user_id="u",
+        kind="turn",
+        text="The car needs new tyres",
+        created_at=datetime(2023, 7, 20, tzinfo=timezone.utc),
+    )
+    cands = [Candidate(may, 0.80), Candidate(july, 0.75), Candidate(unrelated, 0.20)]
     now = datetime(2023, 9, 1, tzinfo=timezone.utc)
     query = "What did Mel and her kids paint in July 2023?"
     ranked = score_candidates(cands, now=now, query=query)
-    assert ranked[0].record is july and ranked[0].parts["time"] == 1.0
-    assert 0 < ranked[1].parts["time"] < 0.1
+    assert [s.record for s in ranked] == [july, may, unrelated]
+    assert ranked[0].parts["time"] == pytest.approx(ranked[0].parts["relevance"])  # inside
+    assert 0 < ranked[1].parts["time"] < 0.1  # told in May: far outside
+    assert ranked[2].parts["time"] == 0.0  # inside July, but it matches nothing
     undated = score_candidates(cands, now=now, query="What did Mel and her kids paint?")
     assert undated[0].record is may and undated[0].parts["time"] == 0.0
     off = score_candidates(cands, now=now, query=query, time_window=None)
@@ -627,3 +637,152 @@ def test_near_duplicates_merge_into_the_best_copy() -> None:
         "c",
     ]
     assert merge_near_duplicates([]) == []
+
+
+def test_texts_that_differ_in_a_number_are_not_merged() -> None:
+    five = rec("I ran 5 km with Max this morning", id="five")
+    ten = rec("I ran 10 km with Max this morning", id="ten")
+    ranked = score_candidates([Candidate(five, 0.9), Candidate(ten, 0.8)], now=NOW)
+    assert [s.record.id for s in ranked] == ["five", "ten"]
+
+
+# ------------------------------------------------ issue 16: superseded facts and their turns
+
+
+def _fact(text: str, fact_id: str, source: str, **metadata: object) -> MemoryRecord:
+    return MemoryRecord.new(
+        user_id="ana",
+        kind="fact",
+        text=text,
+        id=f"ana:fact:{fact_id}",
+        sources=(source,),
+        metadata={"thread_id": "t1", "subject": "home_city", **metadata},
+    )
+
+
+@pytest.fixture
+def moved(tmp_path):
+    """Ana said she lives in Paris (turn 3), later that she moved to Berlin (turn 40), then
+    Munich (turn 70); the facts taken from those turns supersede each other."""
+    from langchain_core.embeddings import DeterministicFakeEmbedding
+
+    emb = DeterministicFakeEmbedding(size=16)  # dense is noise: keyword finds "live"
+    arch = SQLiteArchive(tmp_path / "a.sqlite", embeddings=emb)
+    turns = {
+        3: "user: I live in Paris, near the canal.\nassistant: Lovely!",
+        40: "user: Big news: I moved to Berlin.\nassistant: Exciting!",
+        70: "user: We relocated again, to Munich this time.\nassistant: Wow.",
+    }
+    for i in range(80):
+        turns.setdefault(i, f"user: question {i} about cooking pasta\nassistant: answer {i}")
+    arch.add(
+        [
+            MemoryRecord.new(
+                user_id="ana",
+                thread_id="t1",
+                kind="turn",
+                text=text,
+                id=f"ana:t1:turn:{i}",
+                sources=(f"turn:{i}",),
+                created_at=NOW - timedelta(hours=100 - i),
+                metadata={"turn_index": i},
+            )
+            for i, text in sorted(turns.items())
+        ]
+        + [
+            _fact("home_city: lives in Paris", "p", "turn:3", superseded=True, superseded_by="b"),
+            _fact("home_city: moved to Berlin", "b", "turn:40", superseded=True, superseded_by="m"),
+            _fact("home_city: relocated to Munich", "m", "turn:70"),
+        ]
+    )
+    yield arch, emb
+    arch.close()
+
+
+def test_a_turn_of_a_superseded_fact_ranks_below_the_current_fact(moved) -> None:
+    arch, emb = moved
+    hits = Recaller(arch, emb, k=5, touch=False).recall("Where do I live now?", user_id="ana")
+    ids = [h.record.id for h in hits]
+    assert "ana:t1:turn:3" in ids  # the old turn is still recalled ...
+    assert ids.index("ana:fact:m") < ids.index("ana:t1:turn:3")  # ... below Munich
+    assert "ana:fact:p" not in ids and "ana:fact:b" not in ids  # superseded facts are out
+    old = hits[ids.index("ana:t1:turn:3")]
+    assert old.record.metadata["outdated_by"] == "ana:fact:m"
+    memory = to_recalled_memories([old])[0]
+    assert memory.source == "turn turn:3 (outdated: a newer fact replaced it)"
+    assert arch.get(["ana:t1:turn:3"])[0].metadata.get("outdated_by") is None  # not stored
+
+
+def test_supersession_can_be_turned_off(moved) -> None:
+    arch, emb = moved
+    recaller = Recaller(arch, emb, k=5, touch=False, supersession=False)
+    ids = [h.record.id for h in recaller.recall("Where do I live now?", user_id="ana")]
+    assert "ana:fact:m" not in ids and "ana:fact:p" in ids
+
+
+def test_stale_turns_match_thread_and_source() -> None:
+    old = _fact("home_city: lives in Paris", "p", "turn:3", superseded=True)
+    current = _fact("home_city: moved to Berlin", "b", "turn:40")
+    here = ScoredRecord(turn("user: I live in Paris", 3, thread="t1"), 1.0)
+    here = ScoredRecord(replace(here.record, sources=("turn:3",)), 1.0)
+    elsewhere = ScoredRecord(replace(here.record, id="x", thread_id="t2"), 0.9)
+    assert stale_turns([here, elsewhere], [old, current]) == {here.record.id: old}
+    assert stale_turns([here], [current]) == {}
+
+
+def test_the_replacing_fact_moves_up_once() -> None:
+    paris = ScoredRecord(turn("user: I live in Paris", 3), 2.0)
+    paris2 = ScoredRecord(turn("user: Paris is home", 9), 1.5)
+    berlin = ScoredRecord(_fact("home_city: moved to Berlin", "b", "turn:40"), 1.0)
+    other = ScoredRecord(turn("user: I like pasta", 12), 0.5)
+    out = rank_below_replacements(
+        [paris, paris2, other, berlin],
+        {paris.record.id: berlin.record, paris2.record.id: berlin.record},
+    )
+    assert [h.record.id for h in out] == [
+        berlin.record.id,
+        paris.record.id,
+        paris2.record.id,
+        other.record.id,
+    ]
+    assert out[0].score == 2.0 and out[0].parts["replaces"] == 1.0
+
+
+def test_tiered_memory_recall_puts_the_new_home_above_the_old_turn(tmp_path) -> None:
+    """The issue's example end to end: "I live in Paris" ... "I moved to Berlin"."""
+    from langchain_core.embeddings import DeterministicFakeEmbedding
+    from langchain_core.messages import AIMessage, HumanMessage
+
+    from langchain_tiered_memory.core import CoreFact
+    from langchain_tiered_memory.memory import TieredMemory
+    from langchain_tiered_memory.store import MemoryStore
+
+    class NoExtraction:
+        def extract(self, turns: object) -> list[object]:
+            return []
+
+    store = MemoryStore(tmp_path / "m", embeddings=DeterministicFakeEmbedding(size=16))
+    memory = TieredMemory(
+        context_window=1024, store=store, user_id="ana", thread_id="t1", extractor=NoExtraction()
+    )
+
+    def say(user: str, reply: str) -> int:
+        memory.add_messages([HumanMessage(user), AIMessage(reply)])
+        return memory._state.turns[-1].index
+
+    paris = say("I live in Paris, near the canal.", "Lovely city!")
+    memory.write_fact(CoreFact.new("home_city", "lives in Paris", source_turn=paris))
+    for i in range(25):
+        say(f"Tell me about pasta shape {i}.", f"Shape {i} is a long story " * 4)
+    berlin = say("I moved to Berlin last month.", "Exciting!")
+    memory.write_fact(CoreFact.new("home_city", "moved to Berlin", source_turn=berlin))
+    for i in range(25):
+        say(f"Explain sauce {i} please.", f"Sauce {i} needs tomatoes and time " * 4)
+    try:
+        recalled = memory.recall("Where do I live now?")
+        texts = [r.text for r in recalled]
+        old = next(i for i, t in enumerate(texts) if "I live in Paris" in t)
+        assert texts.index("home_city: moved to Berlin") < old
+        assert "outdated" in recalled[old].source
+    finally:
+        store.close()
