@@ -671,9 +671,9 @@ def stale_turns(
         if record.kind != "turn":
             continue
         for source in record.sources:
-            fact = stated.get((record.thread_id, source)) or stated.get((None, source))
-            if fact is not None:
-                found[record.id] = fact
+            match = stated.get((record.thread_id, source)) or stated.get((None, source))
+            if match is not None:
+                found[record.id] = match
                 break
     return found
 
