@@ -939,7 +939,7 @@ class Recaller:
         get = getattr(self.archive, "get", None)
 
         def lookup(fact_id: str) -> MemoryRecord | None:
-            from langchain_tiered_memory.memory import fact_record_id
+            from langchain_tiered_memory.ids import fact_record_id
 
             for key in (fact_id, fact_record_id(user_id, fact_id)):
                 if key in known:

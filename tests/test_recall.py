@@ -768,7 +768,7 @@ def test_tiered_memory_recall_puts_the_new_home_above_the_old_turn(tmp_path) -> 
 
     def say(user: str, reply: str) -> int:
         memory.add_messages([HumanMessage(user), AIMessage(reply)])
-        return memory._state.turns[-1].index
+        return memory.state.turns[-1].index
 
     paris = say("I live in Paris, near the canal.", "Lovely city!")
     memory.write_fact(CoreFact.new("home_city", "lives in Paris", source_turn=paris))
