@@ -136,7 +136,8 @@ def test_records_keep_dia_ids_speaker_and_session(locomo_fixture) -> None:
     first = records[0]
     assert first.sources == ("D1:1",)
     assert first.text.startswith("Ana: I'm allergic to peanuts")
-    assert first.metadata == {"speaker": "Ana", "session": 1}
+    assert first.metadata == {"speaker": "Ana", "session": 1, "turn_index": 0}
+    assert records[5].metadata["turn_index"] == 5
     assert first.created_at == parse_session_date("1:56 pm on 8 May, 2023")
     assert records[1].created_at > first.created_at
     assert conversation_records(conv, record_text="plain")[0].text.startswith("I'm allergic")

@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import asyncio
+from dataclasses import replace
 from datetime import datetime, timedelta, timezone
 
 import pytest
@@ -10,12 +11,17 @@ from langchain_tiered_memory.recall import (
     Candidate,
     Recaller,
     RecallWeights,
+    borrow_from_previous,
     dedupe_key,
+    keyword_scale,
     merge_candidates,
+    merge_near_duplicates,
     min_max,
     named_speakers,
+    rank_below_replacements,
     recency_score,
     score_candidates,
+    stale_turns,
     strip_names,
     to_recalled_memories,
 )
@@ -497,3 +503,286 @@ def test_recaller_over_a_vectorstore_archive_passes_the_text(tmp_path, stem_axis
         assert [h.record.id for h in hits] == ["b"]
     finally:
         arch.close()
+
+
+# ---------------------------------------------------------------- issue 16: ranking fixes
+
+
+def test_keyword_scale_keeps_a_lone_match_strong() -> None:
+    assert keyword_scale([None, 3.2, None]) == [0.0, 1.0, 0.0]
+    assert keyword_scale([4.0, 3.9]) == pytest.approx([1.0, 0.95])  # near-equal: both high
+    assert keyword_scale([10.0, 1.0, 5.5]) == [1.0, 0.0, 0.5]  # spread out: min-max
+    assert keyword_scale([None, None]) == [0.0, 0.0]
+    with pytest.raises(ValueError, match="floor"):
+        keyword_scale([1.0], floor=1.0)
+
+
+def test_a_lone_keyword_match_outranks_dense_noise() -> None:
+    """A name found in exactly one record counts as a strong match, not as 0."""
+    lone = rec("We flew to Zanzibar for the wedding", id="lone")
+    noise = [rec(f"unrelated chat number {i}", id=f"n{i}") for i in range(20)]
+    # the embedder is weak: the right record's dense score is among the lowest
+    cands = [Candidate(r, 0.50 + i / 100) for i, r in enumerate(noise)]
+    cands.append(Candidate(lone, 0.49, keyword=1.7))
+    ranked = score_candidates(cands, now=NOW, weights=RecallWeights(session=0.0), k=5)
+    assert lone in [s.record for s in ranked]
+    assert next(s for s in ranked if s.record is lone).parts["keyword"] == 1.0
+
+
+def test_a_lone_keyword_match_reaches_the_top_5_with_a_weak_embedder(tmp_path) -> None:
+    from langchain_core.embeddings import DeterministicFakeEmbedding
+
+    emb = DeterministicFakeEmbedding(size=16)  # random vectors: dense similarity is noise
+    arch = SQLiteArchive(tmp_path / "a.sqlite", embeddings=emb)
+    texts = [f"user: we talked about topic {i} and the weather" for i in range(40)]
+    texts[17] = "user: my cousin Oyelaran lives in Lagos"
+    arch.add(
+        [
+            MemoryRecord.new(user_id="u", kind="turn", text=t, id=f"r{i}", thread_id="t")
+            for i, t in enumerate(texts)
+        ]
+    )
+    try:
+        hits = Recaller(arch, emb, k=5, touch=False).recall("Is Oyelaran well?", user_id="u")
+        assert "r17" in [h.record.id for h in hits]
+    finally:
+        arch.close()
+
+
+def turn(text: str, index: int, *, session: object = 1, thread: str = "t") -> MemoryRecord:
+    return MemoryRecord.new(
+        user_id="u",
+        thread_id=thread,
+        kind="turn",
+        text=text,
+        id=f"{thread}:{index}",
+        created_at=NOW - timedelta(hours=10 - index),
+        metadata={"turn_index": index, "session": session},
+    )
+
+
+def test_a_short_reply_borrows_the_score_of_the_question_it_answers() -> None:
+    question = turn("Nate: Is that your third screenplay?", 4)
+    answer = turn("Joanna: Yep! It's about loss, identity and connection.", 5)
+    other = turn("Joanna: I had pasta for lunch today.", 8)
+    cands = [Candidate(question, 0.80), Candidate(answer, 0.40), Candidate(other, 0.45)]
+    assert borrow_from_previous(cands, 0.3) == pytest.approx([0.80, 0.52, 0.45])
+    assert borrow_from_previous(cands, 0.0) == [0.80, 0.40, 0.45]
+    only_dense = RecallWeights(
+        keyword=0.0, recency=0.0, importance=0.0, speaker=0.0, session=0.0, time=0.0
+    )
+    ranked = score_candidates(cands, now=NOW, weights=only_dense)
+    assert [s.record for s in ranked] == [question, answer, other]
+    no_borrow = replace(only_dense, neighbour=0.0)
+    assert [s.record for s in score_candidates(cands, now=NOW, weights=no_borrow)][1] is other
+
+
+def test_borrowing_stays_within_a_thread_and_session() -> None:
+    q = turn("Is that your third one?", 4, session=1)
+    next_session = turn("Yep!", 5, session=2)
+    other_thread = turn("Yep!!", 5, thread="t2")
+    cands = [Candidate(q, 0.8), Candidate(next_session, 0.3), Candidate(other_thread, 0.3)]
+    assert borrow_from_previous(cands, 0.5) == [0.8, 0.3, 0.3]
+    with pytest.raises(ValueError, match="neighbour"):
+        RecallWeights(neighbour=1.5)
+
+
+def test_a_date_in_the_query_lifts_what_was_said_then() -> None:
+    july = MemoryRecord.new(
+        user_id="u",
+        kind="turn",
+        text="We painted a sunset with the kids",
+        created_at=datetime(2023, 7, 15, tzinfo=timezone.utc),
+    )
+    may = MemoryRecord.new(
+        user_id="u",
+        kind="turn",
+        text="We painted a lake with the kids",
+        created_at=datetime(2023, 5, 2, tzinfo=timezone.utc),
+    )
+    unrelated = MemoryRecord.new(
+        user_id="u",
+        kind="turn",
+        text="The car needs new tyres",
+        created_at=datetime(2023, 7, 20, tzinfo=timezone.utc),
+    )
+    cands = [Candidate(may, 0.80), Candidate(july, 0.75), Candidate(unrelated, 0.20)]
+    now = datetime(2023, 9, 1, tzinfo=timezone.utc)
+    query = "What did Mel and her kids paint in July 2023?"
+    ranked = score_candidates(cands, now=now, query=query)
+    assert [s.record for s in ranked] == [july, may, unrelated]
+    assert ranked[0].parts["time"] == pytest.approx(ranked[0].parts["relevance"])  # inside
+    assert 0 < ranked[1].parts["time"] < 0.1  # told in May: far outside
+    assert ranked[2].parts["time"] == 0.0  # inside July, but it matches nothing
+    undated = score_candidates(cands, now=now, query="What did Mel and her kids paint?")
+    assert undated[0].record is may and undated[0].parts["time"] == 0.0
+    off = score_candidates(cands, now=now, query=query, time_window=None)
+    assert off[0].record is may
+
+
+def test_near_duplicates_merge_into_the_best_copy() -> None:
+    long = rec("user: I'm allergic to peanuts, so never order satay for me", id="a")
+    long = replace(long, sources=("turn:3",))
+    short = replace(rec("I'm allergic to peanuts, so never satay", id="b"), sources=("turn:9",))
+    other = replace(rec("My dog is called Max", id="c"), sources=("turn:4",))
+    cands = [Candidate(long, 0.9), Candidate(short, 0.85), Candidate(other, 0.5)]
+    ranked = score_candidates(cands, now=NOW, weights=ONLY_RELEVANCE)
+    assert [s.record.id for s in ranked] == ["a", "c"]
+    assert ranked[0].record.sources == ("turn:3", "turn:9")
+    # the other way round both stay: the longer one says more than the kept one
+    flipped = [Candidate(short, 0.9), Candidate(long, 0.85), Candidate(other, 0.5)]
+    assert [s.record.id for s in score_candidates(flipped, now=NOW, weights=ONLY_RELEVANCE)] == [
+        "b",
+        "a",
+        "c",
+    ]
+    assert merge_near_duplicates([]) == []
+
+
+def test_texts_that_differ_in_a_number_are_not_merged() -> None:
+    five = rec("I ran 5 km with Max this morning", id="five")
+    ten = rec("I ran 10 km with Max this morning", id="ten")
+    ranked = score_candidates([Candidate(five, 0.9), Candidate(ten, 0.8)], now=NOW)
+    assert [s.record.id for s in ranked] == ["five", "ten"]
+
+
+# ------------------------------------------------ issue 16: superseded facts and their turns
+
+
+def _fact(text: str, fact_id: str, source: str, **metadata: object) -> MemoryRecord:
+    return MemoryRecord.new(
+        user_id="ana",
+        kind="fact",
+        text=text,
+        id=f"ana:fact:{fact_id}",
+        sources=(source,),
+        metadata={"thread_id": "t1", "subject": "home_city", **metadata},
+    )
+
+
+@pytest.fixture
+def moved(tmp_path):
+    """Ana said she lives in Paris (turn 3), later that she moved to Berlin (turn 40), then
+    Munich (turn 70); the facts taken from those turns supersede each other."""
+    from langchain_core.embeddings import DeterministicFakeEmbedding
+
+    emb = DeterministicFakeEmbedding(size=16)  # dense is noise: keyword finds "live"
+    arch = SQLiteArchive(tmp_path / "a.sqlite", embeddings=emb)
+    turns = {
+        3: "user: I live in Paris, near the canal.\nassistant: Lovely!",
+        40: "user: Big news: I moved to Berlin.\nassistant: Exciting!",
+        70: "user: We relocated again, to Munich this time.\nassistant: Wow.",
+    }
+    for i in range(80):
+        turns.setdefault(i, f"user: question {i} about cooking pasta\nassistant: answer {i}")
+    arch.add(
+        [
+            MemoryRecord.new(
+                user_id="ana",
+                thread_id="t1",
+                kind="turn",
+                text=text,
+                id=f"ana:t1:turn:{i}",
+                sources=(f"turn:{i}",),
+                created_at=NOW - timedelta(hours=100 - i),
+                metadata={"turn_index": i},
+            )
+            for i, text in sorted(turns.items())
+        ]
+        + [
+            _fact("home_city: lives in Paris", "p", "turn:3", superseded=True, superseded_by="b"),
+            _fact("home_city: moved to Berlin", "b", "turn:40", superseded=True, superseded_by="m"),
+            _fact("home_city: relocated to Munich", "m", "turn:70"),
+        ]
+    )
+    yield arch, emb
+    arch.close()
+
+
+def test_a_turn_of_a_superseded_fact_ranks_below_the_current_fact(moved) -> None:
+    arch, emb = moved
+    hits = Recaller(arch, emb, k=5, touch=False).recall("Where do I live now?", user_id="ana")
+    ids = [h.record.id for h in hits]
+    assert "ana:t1:turn:3" in ids  # the old turn is still recalled ...
+    assert ids.index("ana:fact:m") < ids.index("ana:t1:turn:3")  # ... below Munich
+    assert "ana:fact:p" not in ids and "ana:fact:b" not in ids  # superseded facts are out
+    old = hits[ids.index("ana:t1:turn:3")]
+    assert old.record.metadata["outdated_by"] == "ana:fact:m"
+    memory = to_recalled_memories([old])[0]
+    assert memory.source == "turn turn:3 (outdated: a newer fact replaced it)"
+    assert arch.get(["ana:t1:turn:3"])[0].metadata.get("outdated_by") is None  # not stored
+
+
+def test_supersession_can_be_turned_off(moved) -> None:
+    arch, emb = moved
+    recaller = Recaller(arch, emb, k=5, touch=False, supersession=False)
+    ids = [h.record.id for h in recaller.recall("Where do I live now?", user_id="ana")]
+    assert "ana:fact:m" not in ids and "ana:fact:p" in ids
+
+
+def test_stale_turns_match_thread_and_source() -> None:
+    old = _fact("home_city: lives in Paris", "p", "turn:3", superseded=True)
+    current = _fact("home_city: moved to Berlin", "b", "turn:40")
+    here = ScoredRecord(turn("user: I live in Paris", 3, thread="t1"), 1.0)
+    here = ScoredRecord(replace(here.record, sources=("turn:3",)), 1.0)
+    elsewhere = ScoredRecord(replace(here.record, id="x", thread_id="t2"), 0.9)
+    assert stale_turns([here, elsewhere], [old, current]) == {here.record.id: old}
+    assert stale_turns([here], [current]) == {}
+
+
+def test_the_replacing_fact_moves_up_once() -> None:
+    paris = ScoredRecord(turn("user: I live in Paris", 3), 2.0)
+    paris2 = ScoredRecord(turn("user: Paris is home", 9), 1.5)
+    berlin = ScoredRecord(_fact("home_city: moved to Berlin", "b", "turn:40"), 1.0)
+    other = ScoredRecord(turn("user: I like pasta", 12), 0.5)
+    out = rank_below_replacements(
+        [paris, paris2, other, berlin],
+        {paris.record.id: berlin.record, paris2.record.id: berlin.record},
+    )
+    assert [h.record.id for h in out] == [
+        berlin.record.id,
+        paris.record.id,
+        paris2.record.id,
+        other.record.id,
+    ]
+    assert out[0].score == 2.0 and out[0].parts["replaces"] == 1.0
+
+
+def test_tiered_memory_recall_puts_the_new_home_above_the_old_turn(tmp_path) -> None:
+    """The issue's example end to end: "I live in Paris" ... "I moved to Berlin"."""
+    from langchain_core.embeddings import DeterministicFakeEmbedding
+    from langchain_core.messages import AIMessage, HumanMessage
+
+    from langchain_tiered_memory.core import CoreFact
+    from langchain_tiered_memory.memory import TieredMemory
+    from langchain_tiered_memory.store import MemoryStore
+
+    class NoExtraction:
+        def extract(self, turns: object) -> list[object]:
+            return []
+
+    store = MemoryStore(tmp_path / "m", embeddings=DeterministicFakeEmbedding(size=16))
+    memory = TieredMemory(
+        context_window=1024, store=store, user_id="ana", thread_id="t1", extractor=NoExtraction()
+    )
+
+    def say(user: str, reply: str) -> int:
+        memory.add_messages([HumanMessage(user), AIMessage(reply)])
+        return memory.state.turns[-1].index
+
+    paris = say("I live in Paris, near the canal.", "Lovely city!")
+    memory.write_fact(CoreFact.new("home_city", "lives in Paris", source_turn=paris))
+    for i in range(25):
+        say(f"Tell me about pasta shape {i}.", f"Shape {i} is a long story " * 4)
+    berlin = say("I moved to Berlin last month.", "Exciting!")
+    memory.write_fact(CoreFact.new("home_city", "moved to Berlin", source_turn=berlin))
+    for i in range(25):
+        say(f"Explain sauce {i} please.", f"Sauce {i} needs tomatoes and time " * 4)
+    try:
+        recalled = memory.recall("Where do I live now?")
+        texts = [r.text for r in recalled]
+        old = next(i for i, t in enumerate(texts) if "I live in Paris" in t)
+        assert texts.index("home_city: moved to Berlin") < old
+        assert "outdated" in recalled[old].source
+    finally:
+        store.close()

@@ -118,7 +118,8 @@ def haystack_records(question: LongMemEvalQuestion) -> list[MemoryRecord]:
     """One ``turn`` record per haystack turn, id ``"<session id>:<turn index>"``.
 
     The record's text is the turn's content; ``metadata`` holds the ``session``
-    id, the ``speaker`` (role), the session ``date`` and ``has_answer``. Records
+    id, the ``speaker`` (role), the ``turn_index`` in its session, the session
+    ``date`` and ``has_answer``. Records
     are dated by their session (plus one second per turn, keeping the order).
 
     Example:
@@ -146,6 +147,7 @@ def haystack_records(question: LongMemEvalQuestion) -> list[MemoryRecord]:
                     metadata={
                         "speaker": str(turn.get("role", "")),
                         "session": session_id,
+                        "turn_index": t,
                         "date": date,
                         "has_answer": bool(turn.get("has_answer", False)),
                     },

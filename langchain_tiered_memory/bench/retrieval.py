@@ -109,8 +109,9 @@ def conversation_records(
 ) -> list[MemoryRecord]:
     """One ``turn`` record per utterance, keyed and sourced by its ``dia_id``.
 
-    Records carry ``metadata`` ``speaker`` and ``session`` (the recall's
-    speaker and session signals use them) and are dated by their session.
+    Records carry ``metadata`` ``speaker``, ``session`` and ``turn_index``
+    (the recall's speaker, session and neighbour signals use them) and are
+    dated by their session.
 
     Example:
         >>> from langchain_tiered_memory.bench.datasets import DialogTurn, Session
@@ -132,7 +133,7 @@ def conversation_records(
                 text=_record_text(session, turn, record_text),
                 created_at=start + timedelta(seconds=n),
                 sources=(turn.dia_id,),
-                metadata={"speaker": turn.speaker, "session": session.index},
+                metadata={"speaker": turn.speaker, "session": session.index, "turn_index": n},
             )
         )
     return records
