@@ -18,8 +18,8 @@ from langchain_classic.chains import ConversationChain
 from langchain_classic.memory import ConversationSummaryBufferMemory
 from langchain_core.language_models.fake import FakeListLLM
 
-from langchain_tiered_memory.chains import TieredConversationMemory
-from langchain_tiered_memory.tokens import OpenAITokenCounter
+from langchain_tiered_memory.budget.tokens import OpenAITokenCounter
+from langchain_tiered_memory.integrations.classic import TieredConversationMemory
 
 # ConversationChain and the classic memories are deprecated upstream; keep the
 # demo output readable.

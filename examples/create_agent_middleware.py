@@ -25,11 +25,11 @@ from langchain_core.language_models import GenericFakeChatModel
 from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
 from langchain_core.runnables import RunnableConfig
 
-from langchain_tiered_memory.agents import TieredMemoryMiddleware
-from langchain_tiered_memory.buffer import CompressionTriggers
-from langchain_tiered_memory.resolver import MemoryResolver
+from langchain_tiered_memory.integrations.agents import TieredMemoryMiddleware
+from langchain_tiered_memory.integrations.resolver import MemoryResolver
+from langchain_tiered_memory.integrations.tools import create_retrieve_memory_tool
 from langchain_tiered_memory.store import MemoryStore
-from langchain_tiered_memory.tools import create_retrieve_memory_tool
+from langchain_tiered_memory.tiers.buffer import CompressionTriggers
 
 
 class ScriptedToolModel(GenericFakeChatModel):

@@ -26,12 +26,12 @@ from langchain_core.runnables import RunnableConfig
 from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.graph import END, START, StateGraph
 
-from langchain_tiered_memory.buffer import CompressionTriggers
-from langchain_tiered_memory.context import RecalledMemory
-from langchain_tiered_memory.gate import should_recall
-from langchain_tiered_memory.graph import MemoryNodes, MemoryState, answer
-from langchain_tiered_memory.resolver import MemoryResolver
+from langchain_tiered_memory.budget.context import RecalledMemory
+from langchain_tiered_memory.integrations.langgraph import MemoryNodes, MemoryState, answer
+from langchain_tiered_memory.integrations.resolver import MemoryResolver
+from langchain_tiered_memory.recall.gate import should_recall
 from langchain_tiered_memory.store import MemoryStore
+from langchain_tiered_memory.tiers.buffer import CompressionTriggers
 
 
 def remember_last_month(store: MemoryStore) -> None:

@@ -22,7 +22,10 @@ from langchain_core.prompts import ChatPromptTemplate, MessagesPlaceholder
 from langchain_core.runnables import ConfigurableFieldSpec, RunnableConfig
 from langchain_core.runnables.history import RunnableWithMessageHistory
 
-from langchain_tiered_memory.chains import TieredHistoryFactory, tiered_history_factory
+from langchain_tiered_memory.integrations.history import (
+    TieredHistoryFactory,
+    tiered_history_factory,
+)
 
 # RunnableWithMessageHistory is deprecated upstream (LangGraph persistence is
 # the successor); keep the demo output readable.

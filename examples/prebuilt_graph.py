@@ -24,7 +24,7 @@ from langchain_core.messages import AIMessage, HumanMessage
 from langchain_core.runnables import RunnableConfig
 from langgraph.checkpoint.memory import InMemorySaver
 
-from langchain_tiered_memory.graph import build_memory_graph
+from langchain_tiered_memory.integrations.langgraph import build_memory_graph
 from langchain_tiered_memory.store import MemoryStore
 
 TURNS = [

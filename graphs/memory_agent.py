@@ -5,7 +5,7 @@
 The graph brings no checkpointer: the LangGraph server persists threads
 itself (and refuses graphs that bring their own). To run the agent in your
 own process, with SQLite checkpoints, call
-:func:`langchain_tiered_memory.graph.build_memory_graph` instead.
+:func:`langchain_tiered_memory.integrations.langgraph.build_memory_graph` instead.
 
 Configuration, read when the server loads the graph:
 
@@ -29,7 +29,7 @@ from __future__ import annotations
 
 import os
 
-from langchain_tiered_memory.graph import build_memory_graph
+from langchain_tiered_memory.integrations.langgraph import build_memory_graph
 
 graph = build_memory_graph(
     None,

@@ -12,119 +12,113 @@ Example:
     >>> sorted(ctx.usage)
     ['buffer', 'core', 'recall', 'system']
 
-Integrations live in their own modules (imported on use):
-``langchain_tiered_memory.graph`` (LangGraph nodes and the prebuilt graph),
-``.agents`` (``create_agent`` middleware, ``pre_model_hook``), ``.tools``
-(``retrieve_memory`` and core memory tools), ``.chains`` (drop-in chat history
-and ``ConversationSummaryBufferMemory`` replacement).
+The package root has the names most users need: the memory and its store,
+its configuration, the values it returns, the storage errors, and - imported
+on first use - the adapters:
+
+* LangGraph: :func:`build_memory_graph`, :class:`MemoryNodes`,
+  :class:`TieredMemoryStore` (a ``BaseStore``);
+* agents: :class:`TieredMemoryMiddleware`, :func:`create_pre_model_hook`;
+* tools: :func:`create_retrieve_memory_tool`, :func:`create_core_memory_tools`,
+  :func:`create_memgpt_tools`;
+* chains: :func:`tiered_history_factory`, :class:`TieredChatMessageHistory`,
+  :class:`TieredConversationMemory`.
+
+Everything else lives in its module: ``budget`` (sections, tokens, context
+assembly), ``tiers`` (turns, buffer, summarisers, core memory), ``write``
+(extraction and the write policy), ``recall`` (the gate and hybrid recall),
+``storage`` (the backends), ``integrations`` (the adapters), ``cli``.
 """
 
-from langchain_tiered_memory.budget import (
-    DEFAULT_RATIOS,
-    SECTIONS,
-    TokenBudget,
-    context_window_for_model,
-)
-from langchain_tiered_memory.buffer import (
-    BufferState,
-    CompressionEvent,
-    CompressionTriggers,
-    InMemoryTurnArchive,
-    acompress,
-    append_messages,
-    compress,
-)
-from langchain_tiered_memory.clipping import clip_message, clip_text
-from langchain_tiered_memory.context import ContextWindow, RecalledMemory, assemble_context
-from langchain_tiered_memory.core import CoreFact, CoreMemory
-from langchain_tiered_memory.extraction import LLMExtractor, RuleBasedExtractor
-from langchain_tiered_memory.gate import (
-    GateConfig,
-    GateDecision,
-    LLMGate,
-    decide_recall,
-    should_recall,
-)
+from __future__ import annotations
+
+import importlib
+from typing import Any
+
+from langchain_tiered_memory.budget.context import ContextWindow, RecalledMemory
+from langchain_tiered_memory.budget.sections import TokenBudget, context_window_for_model
+from langchain_tiered_memory.budget.tokens import ensure_offline_encodings
 from langchain_tiered_memory.memory import TieredMemory
-from langchain_tiered_memory.recall import Recaller, RecallWeights
-from langchain_tiered_memory.records import MemoryRecord, ScoredRecord
-from langchain_tiered_memory.resolver import MemoryResolver
-from langchain_tiered_memory.storage.errors import StorageError
-from langchain_tiered_memory.storage.sql.audit import AuditEvent, AuditLog
-from langchain_tiered_memory.storage.sqlite.archive import SQLiteArchive
-from langchain_tiered_memory.storage.vectorstore import VectorStoreArchive
+from langchain_tiered_memory.recall.gate import GateConfig, LLMGate
+from langchain_tiered_memory.recall.hybrid import RecallWeights
+from langchain_tiered_memory.records import MemoryRecord
+from langchain_tiered_memory.storage.errors import (
+    StorageDamagedError,
+    StorageError,
+    StorageFullError,
+    StorageLockedError,
+    StorageReadOnlyError,
+    StorageUnavailableError,
+)
 from langchain_tiered_memory.store import MemoryStore
-from langchain_tiered_memory.summarize import (
-    ExtractiveSummarizer,
-    LLMSummarizer,
-    SummarizationError,
-    Summarizer,
-)
-from langchain_tiered_memory.tokens import (
-    ApproximateTokenCounter,
-    CallableTokenCounter,
-    ChatModelTokenCounter,
-    OpenAITokenCounter,
-    TokenCounter,
-    ensure_offline_encodings,
-    resolve_token_counter,
-)
-from langchain_tiered_memory.turns import Turn, group_turns
-from langchain_tiered_memory.writer import MemoryWriter
+from langchain_tiered_memory.tiers.buffer import CompressionEvent, CompressionTriggers
+from langchain_tiered_memory.tiers.core import CoreFact, CoreMemory
+from langchain_tiered_memory.tiers.summarize import LLMSummarizer
+from langchain_tiered_memory.write.extraction import LLMExtractor
 
 __version__ = "0.1.0"
 
+#: Adapters, imported when first used (``from langchain_tiered_memory import X``).
+_LAZY = {
+    "build_memory_graph": "integrations.langgraph",
+    "MemoryNodes": "integrations.langgraph",
+    "TieredMemoryStore": "integrations.langgraph_store",
+    "TieredMemoryMiddleware": "integrations.agents",
+    "create_pre_model_hook": "integrations.agents",
+    "create_retrieve_memory_tool": "integrations.tools",
+    "create_core_memory_tools": "integrations.tools",
+    "create_memgpt_tools": "integrations.tools",
+    "tiered_history_factory": "integrations.history",
+    "TieredChatMessageHistory": "integrations.history",
+    "TieredConversationMemory": "integrations.classic",
+    "MemoryResolver": "integrations.resolver",
+}
+
+
+def __getattr__(name: str) -> Any:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module 'langchain_tiered_memory' has no attribute {name!r}")
+    value = getattr(importlib.import_module(f"langchain_tiered_memory.{module}"), name)
+    globals()[name] = value
+    return value
+
+
 __all__ = [
-    "DEFAULT_RATIOS",
-    "SECTIONS",
-    "ApproximateTokenCounter",
-    "AuditEvent",
-    "AuditLog",
-    "BufferState",
-    "CallableTokenCounter",
-    "ChatModelTokenCounter",
     "CompressionEvent",
     "CompressionTriggers",
     "ContextWindow",
     "CoreFact",
     "CoreMemory",
-    "ExtractiveSummarizer",
     "GateConfig",
-    "GateDecision",
-    "InMemoryTurnArchive",
     "LLMExtractor",
     "LLMGate",
     "LLMSummarizer",
+    "MemoryNodes",
     "MemoryRecord",
     "MemoryResolver",
     "MemoryStore",
-    "MemoryWriter",
-    "OpenAITokenCounter",
     "RecallWeights",
     "RecalledMemory",
-    "Recaller",
-    "RuleBasedExtractor",
-    "SQLiteArchive",
-    "ScoredRecord",
+    "StorageDamagedError",
     "StorageError",
-    "SummarizationError",
-    "Summarizer",
+    "StorageFullError",
+    "StorageLockedError",
+    "StorageReadOnlyError",
+    "StorageUnavailableError",
+    "TieredChatMessageHistory",
+    "TieredConversationMemory",
     "TieredMemory",
+    "TieredMemoryMiddleware",
+    "TieredMemoryStore",
     "TokenBudget",
-    "TokenCounter",
-    "Turn",
-    "VectorStoreArchive",
     "__version__",
-    "acompress",
-    "append_messages",
-    "assemble_context",
-    "clip_message",
-    "clip_text",
-    "compress",
+    "build_memory_graph",
     "context_window_for_model",
-    "decide_recall",
+    "create_core_memory_tools",
+    "create_memgpt_tools",
+    "create_pre_model_hook",
+    "create_retrieve_memory_tool",
     "ensure_offline_encodings",
-    "group_turns",
-    "resolve_token_counter",
-    "should_recall",
+    "tiered_history_factory",
 ]

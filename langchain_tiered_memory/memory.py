@@ -41,8 +41,21 @@ from typing import TYPE_CHECKING, Any, Literal
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import BaseMessage, HumanMessage, SystemMessage, convert_to_messages
 
-from langchain_tiered_memory.budget import TokenBudget
-from langchain_tiered_memory.buffer import (
+from langchain_tiered_memory.budget.context import (
+    ContextWindow,
+    RecalledMemory,
+    assemble_context,
+    split_core,
+)
+from langchain_tiered_memory.budget.sections import TokenBudget
+from langchain_tiered_memory.budget.tokens import TokenCounterLike, resolve_token_counter
+from langchain_tiered_memory.ids import check_id
+from langchain_tiered_memory.models import extractor_from, gate_from, summarizer_from
+from langchain_tiered_memory.recall.gate import GateConfig, GateDecision, LLMGate, decide_recall
+from langchain_tiered_memory.records import MemoryRecord
+from langchain_tiered_memory.storage.base import LogCursor, LoggedMessage, ThreadHead
+from langchain_tiered_memory.storage.errors import StorageError
+from langchain_tiered_memory.tiers.buffer import (
     BufferState,
     CompressionEvent,
     CompressionResult,
@@ -51,30 +64,17 @@ from langchain_tiered_memory.buffer import (
     summary_cost,
     turn_tokens,
 )
-from langchain_tiered_memory.consolidation import Reflector
-from langchain_tiered_memory.context import (
-    ContextWindow,
-    RecalledMemory,
-    assemble_context,
-    split_core,
-)
-from langchain_tiered_memory.core import CoreFact, CoreMemory, FactUpdate
-from langchain_tiered_memory.gate import GateConfig, GateDecision, LLMGate, decide_recall
-from langchain_tiered_memory.ids import check_id
-from langchain_tiered_memory.models import extractor_from, gate_from, summarizer_from
-from langchain_tiered_memory.records import MemoryRecord
-from langchain_tiered_memory.storage.base import LogCursor, LoggedMessage, ThreadHead
-from langchain_tiered_memory.storage.errors import StorageError
-from langchain_tiered_memory.summarize import Summarizer
-from langchain_tiered_memory.tokens import TokenCounterLike, resolve_token_counter
-from langchain_tiered_memory.turns import (
+from langchain_tiered_memory.tiers.core import CoreFact, CoreMemory, FactUpdate
+from langchain_tiered_memory.tiers.summarize import Summarizer
+from langchain_tiered_memory.tiers.turns import (
     ABANDONED_TOOL_RESULT,
     Turn,
     clean_message,
     clean_text,
     message_text,
 )
-from langchain_tiered_memory.writer import Extractor, MemoryWriter, WriteResult
+from langchain_tiered_memory.write.consolidation import Reflector
+from langchain_tiered_memory.write.writer import Extractor, MemoryWriter, WriteResult
 
 if TYPE_CHECKING:
     from langchain_tiered_memory.store import MemoryStore
@@ -201,13 +201,14 @@ class TieredMemory:
 
     Args:
         model: Model name or chat model; gives the default context window and
-            exact counter (:func:`~langchain_tiered_memory.budget.context_window_for_model`,
-            :func:`~langchain_tiered_memory.tokens.resolve_token_counter`).
+            exact counter
+            (:func:`~langchain_tiered_memory.budget.sections.context_window_for_model`,
+            :func:`~langchain_tiered_memory.budget.tokens.resolve_token_counter`).
         context_window: The model's window in tokens (overrides the lookup).
         budget: A ready :class:`TokenBudget` (overrides ``context_window``).
         ratios: Section ratios, when building the budget here.
         token_counter: Counter override: model name, chat model, callable or
-            :class:`~langchain_tiered_memory.tokens.TokenCounter`.
+            :class:`~langchain_tiered_memory.budget.tokens.TokenCounter`.
         system_prompt: The pinned system prompt (stored with the thread; an
             empty one keeps the stored prompt).
         tools_tokens: Tokens of tool schemas sent with every prompt.
@@ -754,7 +755,7 @@ class TieredMemory:
         query = clean_text(query)
         if not query.strip():
             return []
-        from langchain_tiered_memory.recall import Recaller, to_recalled_memories
+        from langchain_tiered_memory.recall.hybrid import Recaller, to_recalled_memories
 
         state = self._refresh()
         recaller = Recaller(self.store.archive, self.store.embeddings, k=k or self.recall_k)

@@ -46,10 +46,10 @@ from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, System
 from langchain_core.outputs import ChatGeneration, ChatResult
 
 if TYPE_CHECKING:
-    from langchain_tiered_memory.gate import LLMGate
-    from langchain_tiered_memory.summarize import Summarizer
-    from langchain_tiered_memory.tokens import TokenCounter
-    from langchain_tiered_memory.writer import Extractor
+    from langchain_tiered_memory.budget.tokens import TokenCounter
+    from langchain_tiered_memory.recall.gate import LLMGate
+    from langchain_tiered_memory.tiers.summarize import Summarizer
+    from langchain_tiered_memory.write.writer import Extractor
 
 logger = logging.getLogger(__name__)
 
@@ -169,9 +169,9 @@ class EchoChatModel(BaseChatModel):
 
 def echo_reply(messages: Sequence[BaseMessage], *, max_chars: int = 240) -> str:
     """The :class:`EchoChatModel`'s answer to ``messages``."""
-    from langchain_tiered_memory.buffer import SUMMARY_HEADER
-    from langchain_tiered_memory.context import CORE_HEADER, RECALL_HEADER, split_turn_memory
-    from langchain_tiered_memory.turns import message_text
+    from langchain_tiered_memory.budget.context import CORE_HEADER, RECALL_HEADER, split_turn_memory
+    from langchain_tiered_memory.tiers.buffer import SUMMARY_HEADER
+    from langchain_tiered_memory.tiers.turns import message_text
 
     def clip(text: str) -> str:
         text = " ".join(text.split())
@@ -304,8 +304,8 @@ def memory_model_for(model: BaseChatModel) -> BaseChatModel | None:
         >>> memory_model_for(EchoChatModel()) is None
         True
     """
-    from langchain_tiered_memory.budget import context_window_for_model
-    from langchain_tiered_memory.tokens import counter_for_chat_model
+    from langchain_tiered_memory.budget.sections import context_window_for_model
+    from langchain_tiered_memory.budget.tokens import counter_for_chat_model
 
     try:
         context_window_for_model(model)
@@ -323,7 +323,7 @@ def _first_line(exc: BaseException) -> str:
 
 def _warn_if_unknown(model: BaseChatModel, spec: str) -> None:
     """Warn about a model name neither the provider's profiles nor our table know."""
-    from langchain_tiered_memory.budget import _split_name, known_model_names
+    from langchain_tiered_memory.budget.sections import _split_name, known_model_names
 
     if getattr(model, "profile", None):
         return
@@ -341,18 +341,18 @@ def _warn_if_unknown(model: BaseChatModel, spec: str) -> None:
 
 def summarizer_from(spec: Any, counter: TokenCounter) -> Summarizer:
     """The summariser for ``summarizer=``: ``None``/``"extractive"`` (no LLM), a
-    :class:`~langchain_tiered_memory.summarize.Summarizer`, or a model spec
-    (wrapped in :class:`~langchain_tiered_memory.summarize.LLMSummarizer`).
+    :class:`~langchain_tiered_memory.tiers.summarize.Summarizer`, or a model spec
+    (wrapped in :class:`~langchain_tiered_memory.tiers.summarize.LLMSummarizer`).
 
     Raises:
         TypeError: for something that is neither.
 
     Example:
-        >>> from langchain_tiered_memory.tokens import OpenAITokenCounter
+        >>> from langchain_tiered_memory.budget.tokens import OpenAITokenCounter
         >>> type(summarizer_from("echo", OpenAITokenCounter())).__name__
         'LLMSummarizer'
     """
-    from langchain_tiered_memory.summarize import ExtractiveSummarizer, LLMSummarizer
+    from langchain_tiered_memory.tiers.summarize import ExtractiveSummarizer, LLMSummarizer
 
     if spec is None or (isinstance(spec, str) and spec.strip().lower() == "extractive"):
         return ExtractiveSummarizer(counter)
@@ -368,8 +368,8 @@ def summarizer_from(spec: Any, counter: TokenCounter) -> Summarizer:
 
 def extractor_from(spec: Any) -> Extractor | None:
     """The fact extractor for ``extractor=``: ``None``/``"rules"`` (rule-based), an
-    :class:`~langchain_tiered_memory.writer.Extractor`, or a model spec (wrapped in
-    :class:`~langchain_tiered_memory.extraction.LLMExtractor`).
+    :class:`~langchain_tiered_memory.write.writer.Extractor`, or a model spec (wrapped in
+    :class:`~langchain_tiered_memory.write.extraction.LLMExtractor`).
 
     Raises:
         TypeError: for something that is neither.
@@ -378,7 +378,7 @@ def extractor_from(spec: Any) -> Extractor | None:
         >>> extractor_from("rules") is None
         True
     """
-    from langchain_tiered_memory.extraction import LLMExtractor
+    from langchain_tiered_memory.write.extraction import LLMExtractor
 
     if spec is None or (isinstance(spec, str) and spec.strip().lower() == "rules"):
         return None
@@ -394,7 +394,7 @@ def extractor_from(spec: Any) -> Extractor | None:
 
 def gate_from(spec: Any) -> Literal["auto", "always", "never"] | LLMGate:
     """The recall gate for ``gate=``: ``"auto"``, ``"always"``, ``"never"``, an
-    :class:`~langchain_tiered_memory.gate.LLMGate`, or a model spec (an LLM gate).
+    :class:`~langchain_tiered_memory.recall.gate.LLMGate`, or a model spec (an LLM gate).
 
     Raises:
         TypeError: for something that is neither.
@@ -403,7 +403,7 @@ def gate_from(spec: Any) -> Literal["auto", "always", "never"] | LLMGate:
         >>> gate_from("auto"), type(gate_from("echo")).__name__
         ('auto', 'LLMGate')
     """
-    from langchain_tiered_memory.gate import LLMGate
+    from langchain_tiered_memory.recall.gate import LLMGate
 
     if spec == "auto" or spec == "always" or spec == "never":
         return cast('Literal["auto", "always", "never"]', spec)

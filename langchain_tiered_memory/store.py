@@ -38,12 +38,12 @@ from typing import TYPE_CHECKING, Any
 
 from langchain_core.embeddings import Embeddings
 
-from langchain_tiered_memory.core import CoreMemory
 from langchain_tiered_memory.ids import check_id
 from langchain_tiered_memory.storage import open_backend
 from langchain_tiered_memory.storage.base import MemoryBackend
 from langchain_tiered_memory.storage.sqlite.archive import stored_embeddings_id
 from langchain_tiered_memory.storage.sqlite.backend import ARCHIVE_FILE
+from langchain_tiered_memory.tiers.core import CoreMemory
 
 if TYPE_CHECKING:
     from langchain_tiered_memory.memory import TieredMemory

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 from langchain_core.embeddings import Embeddings
 
-from langchain_tiered_memory.tokens import OpenAITokenCounter
+from langchain_tiered_memory.budget.tokens import OpenAITokenCounter
 
 FIXTURES = Path(__file__).parent / "fixtures"
 

@@ -28,8 +28,8 @@ from pathlib import Path
 from langchain_core.embeddings import Embeddings
 from langchain_core.messages import AIMessage, HumanMessage
 
-from langchain_tiered_memory.core import CoreFact
 from langchain_tiered_memory.store import MemoryStore
+from langchain_tiered_memory.tiers.core import CoreFact
 
 DIM = 256
 

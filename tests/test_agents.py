@@ -9,7 +9,10 @@ from langchain_core.language_models import GenericFakeChatModel
 from langchain_core.messages import AIMessage, HumanMessage, SystemMessage
 from langgraph.checkpoint.memory import InMemorySaver
 
-from langchain_tiered_memory.agents import TieredMemoryMiddleware, create_pre_model_hook
+from langchain_tiered_memory.integrations.agents import (
+    TieredMemoryMiddleware,
+    create_pre_model_hook,
+)
 from langchain_tiered_memory.store import MemoryStore
 
 

@@ -17,22 +17,22 @@ import pytest
 from langchain_core.embeddings import DeterministicFakeEmbedding, Embeddings
 from langchain_core.messages import AIMessage, HumanMessage
 
-from langchain_tiered_memory.buffer import (
-    BufferState,
-    CompressionTriggers,
-    InMemoryTurnArchive,
-    append_messages,
-)
-from langchain_tiered_memory.buffer import compress as compress_buffer
+from langchain_tiered_memory.budget.tokens import ApproximateTokenCounter
 from langchain_tiered_memory.ids import turn_record_id
 from langchain_tiered_memory.records import MemoryRecord
 from langchain_tiered_memory.storage.faiss.index import FaissIndex
 from langchain_tiered_memory.storage.fts import fts_document, fts_query
 from langchain_tiered_memory.storage.sqlite.archive import SQLiteArchive
 from langchain_tiered_memory.storage.vectors import VectorEntry
-from langchain_tiered_memory.summarize import ExtractiveSummarizer
-from langchain_tiered_memory.tokens import ApproximateTokenCounter
-from langchain_tiered_memory.turns import Turn
+from langchain_tiered_memory.tiers.buffer import (
+    BufferState,
+    CompressionTriggers,
+    InMemoryTurnArchive,
+    append_messages,
+)
+from langchain_tiered_memory.tiers.buffer import compress as compress_buffer
+from langchain_tiered_memory.tiers.summarize import ExtractiveSummarizer
+from langchain_tiered_memory.tiers.turns import Turn
 
 T0 = datetime(2024, 5, 1, 12, 0, tzinfo=timezone.utc)
 

@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 from langchain_core.embeddings import DeterministicFakeEmbedding
 
-from langchain_tiered_memory.recall import Recaller
+from langchain_tiered_memory.recall.hybrid import Recaller
 from langchain_tiered_memory.records import MemoryRecord
 from langchain_tiered_memory.storage.base import RecordFilter
 from langchain_tiered_memory.storage.faiss.index import FaissIndex

@@ -9,7 +9,7 @@ import pytest
 from typer.testing import CliRunner
 
 from langchain_tiered_memory.bench.concurrency import run_concurrency_bench
-from langchain_tiered_memory.cli import app
+from langchain_tiered_memory.cli.app import app
 
 FIELDS = {
     "users",

@@ -15,7 +15,7 @@ from langchain_tiered_memory.bench.facts import (
     load_filler,
     run_facts_bench,
 )
-from langchain_tiered_memory.cli import app
+from langchain_tiered_memory.cli.app import app
 
 FIXTURES = Path(__file__).parent / "fixtures"
 

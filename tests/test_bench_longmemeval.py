@@ -21,7 +21,7 @@ from langchain_tiered_memory.bench.longmemeval import (
     run_longmemeval_bench,
     score_question,
 )
-from langchain_tiered_memory.cli import app
+from langchain_tiered_memory.cli.app import app
 
 STEMS = ("pupp", "beagle", "banana", "bake", "marathon", "run", "interest", "dragon")
 

@@ -11,7 +11,7 @@ from langchain_tiered_memory.bench.overhead import (
     TimedEmbeddings,
     run_overhead_bench,
 )
-from langchain_tiered_memory.cli import app
+from langchain_tiered_memory.cli.app import app
 from langchain_tiered_memory.storage.sqlite.archive import SQLiteArchive
 
 

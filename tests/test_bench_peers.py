@@ -11,8 +11,8 @@ from typer.testing import CliRunner
 from langchain_tiered_memory.bench.datasets import load_locomo
 from langchain_tiered_memory.bench.peers import PEERS, ExtractiveChatModel, MemoCounter
 from langchain_tiered_memory.bench.tokens import run_tokens_bench
-from langchain_tiered_memory.cli import app
-from langchain_tiered_memory.tokens import OpenAITokenCounter
+from langchain_tiered_memory.budget.tokens import OpenAITokenCounter
+from langchain_tiered_memory.cli.app import app
 
 # langchain-classic and langmem are dev dependencies (and the 'peers' extra), so every
 # peer runs in CI.

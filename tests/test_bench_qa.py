@@ -16,8 +16,8 @@ from typer.testing import CliRunner
 
 from langchain_tiered_memory.bench.datasets import load_locomo
 from langchain_tiered_memory.bench.qa import parse_judge_label, run_qa_bench
-from langchain_tiered_memory.cli import app
-from langchain_tiered_memory.turns import message_text
+from langchain_tiered_memory.cli.app import app
+from langchain_tiered_memory.tiers.turns import message_text
 
 EMBED = DeterministicFakeEmbedding(size=32)
 

@@ -14,7 +14,7 @@ from langchain_tiered_memory.bench.retrieval import (
     run_retrieval_bench,
     score_ranking,
 )
-from langchain_tiered_memory.cli import app
+from langchain_tiered_memory.cli.app import app
 
 REQUIRED = {
     "embedder",

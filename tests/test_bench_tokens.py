@@ -6,7 +6,7 @@ from typer.testing import CliRunner
 
 from langchain_tiered_memory.bench.datasets import load_locomo
 from langchain_tiered_memory.bench.tokens import run_tokens_bench
-from langchain_tiered_memory.cli import app
+from langchain_tiered_memory.cli.app import app
 
 REQUIRED = {
     "turns",
@@ -60,7 +60,7 @@ def test_counts_llm_calls_per_turn(locomo_fixture) -> None:
     from langchain_core.language_models import GenericFakeChatModel
     from langchain_core.messages import AIMessage
 
-    from langchain_tiered_memory.summarize import LLMSummarizer
+    from langchain_tiered_memory.tiers.summarize import LLMSummarizer
 
     def factory(counter):
         model = GenericFakeChatModel(messages=iter([AIMessage("Ana: peanuts allergy [t0]")] * 500))
@@ -85,8 +85,8 @@ def test_llm_upkeep_stays_under_a_quarter_call_per_turn(locomo_fixture) -> None:
     from langchain_core.messages import AIMessage
     from langchain_core.runnables import RunnableLambda
 
-    from langchain_tiered_memory.extraction import LLMExtractor
-    from langchain_tiered_memory.summarize import LLMSummarizer
+    from langchain_tiered_memory.tiers.summarize import LLMSummarizer
+    from langchain_tiered_memory.write.extraction import LLMExtractor
 
     class FakeExtractorModel(GenericFakeChatModel):
         def with_structured_output(self, schema, **kwargs):  # type: ignore[no-untyped-def]

@@ -32,15 +32,16 @@ from langchain_core.utils.function_calling import convert_to_openai_tool
 from langgraph.checkpoint.memory import InMemorySaver
 from pydantic import Field
 
-from langchain_tiered_memory.agents import TieredMemoryMiddleware, create_pre_model_hook
-from langchain_tiered_memory.budget import TokenBudget
-from langchain_tiered_memory.chains import (
-    TieredConversationMemory,
-    tiered_history_factory,
+from langchain_tiered_memory.budget.sections import TokenBudget
+from langchain_tiered_memory.budget.tokens import OpenAITokenCounter
+from langchain_tiered_memory.integrations.agents import (
+    TieredMemoryMiddleware,
+    create_pre_model_hook,
 )
-from langchain_tiered_memory.graph import build_memory_graph
+from langchain_tiered_memory.integrations.classic import TieredConversationMemory
+from langchain_tiered_memory.integrations.history import tiered_history_factory
+from langchain_tiered_memory.integrations.langgraph import build_memory_graph
 from langchain_tiered_memory.store import MemoryStore
-from langchain_tiered_memory.tokens import OpenAITokenCounter
 
 SYSTEM = "You are a concise travel assistant. Answer in one or two sentences."
 COUNTER = OpenAITokenCounter("gpt-4o-mini")
@@ -322,7 +323,7 @@ def test_chat_history_leaves_room_for_the_new_input_by_default(caplog) -> None:
     assert len(over_budget(run_history(session, 1024, reserve_tokens=0), 1024)) >= 7
     # an input longer than the reserve is reported
     long_input = [{"user": 300, "fact": "", "reply": 5, "tool": None} for _ in range(3)]
-    with caplog.at_level("WARNING", logger="langchain_tiered_memory.chains"):
+    with caplog.at_level("WARNING", logger="langchain_tiered_memory.integrations.history"):
         run_history(long_input, 1024)
     assert "reserve_tokens=" in caplog.text
 

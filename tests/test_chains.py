@@ -22,18 +22,20 @@ from langchain_core.runnables.history import RunnableWithMessageHistory
 from pydantic import Field
 
 from langchain_tiered_memory import TieredMemory
-from langchain_tiered_memory.chains import (
+from langchain_tiered_memory.budget.tokens import OpenAITokenCounter
+from langchain_tiered_memory.integrations.classic import (
     ClassicSummarizer,
-    TieredChatMessageHistory,
     TieredConversationMemory,
-    TieredHistoryFactory,
     budget_for_buffer,
+)
+from langchain_tiered_memory.integrations.history import (
+    TieredChatMessageHistory,
+    TieredHistoryFactory,
     tiered_history_factory,
 )
 from langchain_tiered_memory.store import MemoryStore
-from langchain_tiered_memory.summarize import SummarizationError
-from langchain_tiered_memory.tokens import OpenAITokenCounter
-from langchain_tiered_memory.turns import Turn
+from langchain_tiered_memory.tiers.summarize import SummarizationError
+from langchain_tiered_memory.tiers.turns import Turn
 
 pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning")
 
@@ -535,8 +537,8 @@ def test_failed_classic_summary_never_becomes_the_summary() -> None:
 def test_module_imports_without_langchain_classic() -> None:
     code = (
         "import sys; sys.modules['langchain_classic'] = None\n"
-        "from langchain_tiered_memory.chains import TieredConversationMemory, "
-        "tiered_history_factory\n"
+        "from langchain_tiered_memory.integrations.classic import TieredConversationMemory\n"
+        "from langchain_tiered_memory.integrations.history import tiered_history_factory\n"
         "tiered_history_factory(context_window=2048)('s').add_user_message('hi')\n"
         "try:\n"
         "    TieredConversationMemory()\n"

@@ -9,7 +9,7 @@ import sys
 
 def run_cli(*args: str, stdin: str = "") -> str:
     result = subprocess.run(
-        [sys.executable, "-m", "langchain_tiered_memory.cli", *args],
+        [sys.executable, "-m", "langchain_tiered_memory.cli.app", *args],
         input=stdin,
         capture_output=True,
         text=True,
@@ -93,7 +93,7 @@ def test_inspect_needs_an_existing_directory(tmp_path) -> None:
         [
             sys.executable,
             "-m",
-            "langchain_tiered_memory.cli",
+            "langchain_tiered_memory.cli.app",
             "inspect",
             "--data-dir",
             str(tmp_path / "missing"),

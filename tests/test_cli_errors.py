@@ -14,9 +14,9 @@ from rich.console import Console
 from typer.testing import CliRunner
 
 from langchain_tiered_memory import models
-from langchain_tiered_memory.chat import ChatSession
-from langchain_tiered_memory.cli import USER_ERROR_EXIT, app
-from langchain_tiered_memory.demo import run_demo
+from langchain_tiered_memory.cli.app import USER_ERROR_EXIT, app
+from langchain_tiered_memory.cli.chat import ChatSession
+from langchain_tiered_memory.cli.demo import run_demo
 from langchain_tiered_memory.store import MemoryStore
 
 
@@ -137,7 +137,7 @@ def test_chat_context_shows_the_prompt_with_its_section_sizes(tmp_path) -> None:
 
 
 def test_chat_help_lists_context() -> None:
-    from langchain_tiered_memory.chat import HELP
+    from langchain_tiered_memory.cli.chat import HELP
 
     assert "/context" in HELP
 

@@ -42,7 +42,7 @@ import pytest
 from langchain_core.embeddings import DeterministicFakeEmbedding
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
 
-from langchain_tiered_memory.context import ContextWindow, RecalledMemory
+from langchain_tiered_memory.budget.context import ContextWindow, RecalledMemory
 from langchain_tiered_memory.memory import TieredMemory
 from langchain_tiered_memory.store import MemoryStore
 

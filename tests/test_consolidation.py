@@ -5,9 +5,9 @@ from langchain_core.language_models import GenericFakeChatModel
 from langchain_core.messages import HumanMessage
 from langchain_core.runnables import RunnableLambda
 
-from langchain_tiered_memory.consolidation import Reflector, merge_duplicates
 from langchain_tiered_memory.records import MemoryRecord
 from langchain_tiered_memory.store import MemoryStore
+from langchain_tiered_memory.write.consolidation import Reflector, merge_duplicates
 
 
 class FakeReflectionModel(GenericFakeChatModel):

@@ -5,14 +5,14 @@ from hypothesis import strategies as st
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMessage
 
 from langchain_tiered_memory import RecalledMemory, TieredMemory
-from langchain_tiered_memory.buffer import CompressionTriggers
-from langchain_tiered_memory.context import (
+from langchain_tiered_memory.budget.context import (
     CORE_HEADER,
     CORE_RECENT_HEADER,
     RECALL_HEADER,
     fit_recalled,
 )
-from langchain_tiered_memory.core import CoreFact
+from langchain_tiered_memory.tiers.buffer import CompressionTriggers
+from langchain_tiered_memory.tiers.core import CoreFact
 
 SYSTEM = "You are a meticulous assistant. Never recommend food with peanuts."
 

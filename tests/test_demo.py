@@ -5,8 +5,8 @@ from pathlib import Path
 from rich.console import Console
 from typer.testing import CliRunner
 
-from langchain_tiered_memory.cli import app
-from langchain_tiered_memory.demo import run_demo
+from langchain_tiered_memory.cli.app import app
+from langchain_tiered_memory.cli.demo import run_demo
 
 
 def test_demo_command_runs_offline_and_recalls_the_early_facts(tmp_path) -> None:

@@ -13,7 +13,7 @@ EXAMPLE = Path(__file__).resolve().parent.parent / "examples" / "react_agent_too
 
 
 @pytest.mark.skipif(
-    importlib.util.find_spec("langchain_tiered_memory.recall") is None,
+    importlib.util.find_spec("langchain_tiered_memory.recall.hybrid") is None,
     reason="TieredMemory.recall needs langchain_tiered_memory/recall.py (not landed yet)",
 )
 def test_react_agent_tool_example_runs() -> None:

@@ -8,11 +8,11 @@ from __future__ import annotations
 import pytest
 from langchain_core.messages import AIMessage, HumanMessage
 
-from langchain_tiered_memory.core import CoreFact, CoreMemory
-from langchain_tiered_memory.extraction import RuleBasedExtractor
-from langchain_tiered_memory.fact_rules import find_facts, normalise_message, strip_quoted
-from langchain_tiered_memory.turns import Turn
-from langchain_tiered_memory.writer import MemoryWriter, resolve_subject
+from langchain_tiered_memory.tiers.core import CoreFact, CoreMemory
+from langchain_tiered_memory.tiers.turns import Turn
+from langchain_tiered_memory.write.extraction import RuleBasedExtractor
+from langchain_tiered_memory.write.fact_rules import find_facts, normalise_message, strip_quoted
+from langchain_tiered_memory.write.writer import MemoryWriter, resolve_subject
 
 
 def facts_of(text: str, previous: str = "") -> dict[str, str]:

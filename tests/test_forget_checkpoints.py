@@ -21,8 +21,8 @@ from langchain_core.language_models import GenericFakeChatModel
 from langchain_core.messages import AIMessage, HumanMessage
 from langgraph.checkpoint.sqlite import SqliteSaver
 
-from langchain_tiered_memory.agents import TieredMemoryMiddleware
-from langchain_tiered_memory.graph import build_memory_graph
+from langchain_tiered_memory.integrations.agents import TieredMemoryMiddleware
+from langchain_tiered_memory.integrations.langgraph import build_memory_graph
 from langchain_tiered_memory.store import CHECKPOINTS_FILE, MemoryStore
 
 SECRET = "zebrasecret"

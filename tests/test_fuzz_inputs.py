@@ -39,12 +39,12 @@ from langchain_core.messages import (
     ToolMessage,
 )
 
-from langchain_tiered_memory.chains import TieredChatMessageHistory
-from langchain_tiered_memory.core import BLOCKS, CoreFact
+from langchain_tiered_memory.integrations.history import TieredChatMessageHistory
+from langchain_tiered_memory.integrations.tools import create_retrieve_memory_tool
 from langchain_tiered_memory.memory import ABANDONED_TOOL_RESULT, TieredMemory
 from langchain_tiered_memory.records import MemoryRecord
 from langchain_tiered_memory.store import MemoryStore
-from langchain_tiered_memory.tools import create_retrieve_memory_tool
+from langchain_tiered_memory.tiers.core import BLOCKS, CoreFact
 
 WINDOW = 1024
 FILLERS = 4  # normal turns added after each example: enough to page everything before out

@@ -8,8 +8,8 @@ from langchain_core.runnables import RunnableLambda
 from typer.testing import CliRunner
 
 from langchain_tiered_memory.bench.gate import load_self_contained
-from langchain_tiered_memory.cli import app
-from langchain_tiered_memory.gate import (
+from langchain_tiered_memory.cli.app import app
+from langchain_tiered_memory.recall.gate import (
     GateDecision,
     LLMGate,
     TermIndex,

@@ -10,7 +10,7 @@ from langchain_core.language_models import GenericFakeChatModel
 from langchain_core.messages import AIMessage, HumanMessage
 from langgraph.checkpoint.memory import InMemorySaver
 
-from langchain_tiered_memory.graph import build_memory_graph
+from langchain_tiered_memory.integrations.langgraph import build_memory_graph
 from langchain_tiered_memory.store import MemoryStore
 
 
@@ -129,7 +129,7 @@ RUN = textwrap.dedent("""
     from langchain_core.embeddings import DeterministicFakeEmbedding
     from langchain_core.language_models import GenericFakeChatModel
     from langchain_core.messages import AIMessage, HumanMessage
-    from langchain_tiered_memory.graph import build_memory_graph
+    from langchain_tiered_memory.integrations.langgraph import build_memory_graph
     from langchain_tiered_memory.store import MemoryStore
 
     store = MemoryStore(sys.argv[1], embeddings=DeterministicFakeEmbedding(size=16))

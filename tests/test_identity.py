@@ -18,13 +18,19 @@ from langchain_core.language_models import GenericFakeChatModel
 from langchain_core.messages import AIMessage, HumanMessage, ToolCall, ToolMessage
 from langgraph.graph import START, MessagesState, StateGraph
 
-from langchain_tiered_memory.agents import TieredMemoryMiddleware, create_pre_model_hook
-from langchain_tiered_memory.chains import TieredHistoryFactory
-from langchain_tiered_memory.graph import build_memory_graph
-from langchain_tiered_memory.identity import IdentityError, resolve_identity
-from langchain_tiered_memory.resolver import MemoryResolver
+from langchain_tiered_memory.integrations.agents import (
+    TieredMemoryMiddleware,
+    create_pre_model_hook,
+)
+from langchain_tiered_memory.integrations.history import TieredHistoryFactory
+from langchain_tiered_memory.integrations.identity import IdentityError, resolve_identity
+from langchain_tiered_memory.integrations.langgraph import build_memory_graph
+from langchain_tiered_memory.integrations.resolver import MemoryResolver
+from langchain_tiered_memory.integrations.tools import (
+    create_core_memory_tools,
+    create_retrieve_memory_tool,
+)
 from langchain_tiered_memory.store import MemoryStore
-from langchain_tiered_memory.tools import create_core_memory_tools, create_retrieve_memory_tool
 
 
 @pytest.fixture

@@ -34,8 +34,7 @@ from langchain_core.language_models import GenericFakeChatModel
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage, ToolMessage
 from langchain_core.runnables import RunnableLambda
 
-from langchain_tiered_memory.buffer import SUMMARY_HEADER, summary_message
-from langchain_tiered_memory.context import (
+from langchain_tiered_memory.budget.context import (
     CORE_HEADER,
     CORE_RECENT_HEADER,
     RECALL_HEADER,
@@ -46,10 +45,14 @@ from langchain_tiered_memory.context import (
     RecalledMemory,
     render_recalled,
 )
-from langchain_tiered_memory.extraction import LLMExtractor
+from langchain_tiered_memory.integrations.tools import (
+    create_core_memory_tools,
+    create_retrieve_memory_tool,
+)
 from langchain_tiered_memory.memory import TieredMemory
 from langchain_tiered_memory.store import MemoryStore
-from langchain_tiered_memory.tools import create_core_memory_tools, create_retrieve_memory_tool
+from langchain_tiered_memory.tiers.buffer import SUMMARY_HEADER, summary_message
+from langchain_tiered_memory.write.extraction import LLMExtractor
 
 CORPUS: list[dict[str, str]] = json.loads(
     (Path(__file__).parent / "fixtures" / "injection_corpus.json").read_text(encoding="utf-8")

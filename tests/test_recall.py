@@ -6,8 +6,8 @@ from datetime import datetime, timedelta, timezone
 
 import pytest
 
-from langchain_tiered_memory.context import RecalledMemory
-from langchain_tiered_memory.recall import (
+from langchain_tiered_memory.budget.context import RecalledMemory
+from langchain_tiered_memory.recall.hybrid import (
     Candidate,
     Recaller,
     RecallWeights,
@@ -753,9 +753,9 @@ def test_tiered_memory_recall_puts_the_new_home_above_the_old_turn(tmp_path) -> 
     from langchain_core.embeddings import DeterministicFakeEmbedding
     from langchain_core.messages import AIMessage, HumanMessage
 
-    from langchain_tiered_memory.core import CoreFact
     from langchain_tiered_memory.memory import TieredMemory
     from langchain_tiered_memory.store import MemoryStore
+    from langchain_tiered_memory.tiers.core import CoreFact
 
     class NoExtraction:
         def extract(self, turns: object) -> list[object]:

@@ -17,9 +17,9 @@ from langchain_core.language_models import GenericFakeChatModel
 from langchain_core.messages import AIMessage, HumanMessage
 from langgraph.checkpoint.memory import InMemorySaver
 
-from langchain_tiered_memory.agents import TieredMemoryMiddleware
-from langchain_tiered_memory.chat import ChatSession
-from langchain_tiered_memory.graph import build_memory_graph
+from langchain_tiered_memory.cli.chat import ChatSession
+from langchain_tiered_memory.integrations.agents import TieredMemoryMiddleware
+from langchain_tiered_memory.integrations.langgraph import build_memory_graph
 from langchain_tiered_memory.store import MemoryStore
 
 SECRET = "zebrasecret"

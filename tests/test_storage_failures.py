@@ -16,6 +16,10 @@ import pytest
 from langchain_core.embeddings import DeterministicFakeEmbedding
 from langchain_core.messages import AIMessage, HumanMessage
 
+from langchain_tiered_memory.integrations.tools import (
+    create_core_memory_tools,
+    create_retrieve_memory_tool,
+)
 from langchain_tiered_memory.records import MemoryRecord
 from langchain_tiered_memory.storage.errors import (
     StorageDamagedError,
@@ -24,7 +28,6 @@ from langchain_tiered_memory.storage.errors import (
     StorageReadOnlyError,
 )
 from langchain_tiered_memory.store import MemoryStore
-from langchain_tiered_memory.tools import create_core_memory_tools, create_retrieve_memory_tool
 
 BIG = "a long message about trains " * 4000  # ~100 kB: the file must grow to hold it
 

@@ -12,8 +12,8 @@ from langchain_core.language_models import GenericFakeChatModel
 from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
 from langmem import create_manage_memory_tool, create_search_memory_tool
 
+from langchain_tiered_memory.integrations.langgraph_store import TieredMemoryStore, item_record_id
 from langchain_tiered_memory.store import MemoryStore
-from langchain_tiered_memory.store_bridge import TieredMemoryStore, item_record_id
 
 NAMESPACE = ("memories", "{langgraph_user_id}")
 

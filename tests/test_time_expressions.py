@@ -4,7 +4,7 @@ from datetime import datetime, timezone
 
 import pytest
 
-from langchain_tiered_memory.time_expressions import TimeWindow, query_window, time_match
+from langchain_tiered_memory.recall.time_expressions import TimeWindow, query_window, time_match
 
 # a Sunday afternoon
 NOW = datetime(2023, 8, 20, 15, 30, tzinfo=timezone.utc)

@@ -12,8 +12,8 @@ from langchain_core.language_models import GenericFakeChatModel
 from langchain_core.messages import AIMessage, HumanMessage, SystemMessage, ToolMessage
 from langchain_openai import ChatOpenAI
 
-from langchain_tiered_memory import tokens
-from langchain_tiered_memory.tokens import (
+from langchain_tiered_memory.budget import tokens
+from langchain_tiered_memory.budget.tokens import (
     ApproximateTokenCounter,
     CallableTokenCounter,
     ChatModelTokenCounter,

@@ -20,21 +20,21 @@ from langchain_tests.unit_tests import ToolsUnitTests
 from langgraph.graph import END, START, MessagesState, StateGraph
 from langgraph.prebuilt import ToolNode
 
-from langchain_tiered_memory.buffer import CompressionTriggers
-from langchain_tiered_memory.context import RecalledMemory
+from langchain_tiered_memory.budget.context import RecalledMemory
 from langchain_tiered_memory.ids import fact_record_id
-from langchain_tiered_memory.memory import TieredMemory
-from langchain_tiered_memory.records import MemoryRecord
-from langchain_tiered_memory.resolver import MemoryResolver
-from langchain_tiered_memory.store import MemoryStore
-from langchain_tiered_memory.tools import (
+from langchain_tiered_memory.integrations.resolver import MemoryResolver
+from langchain_tiered_memory.integrations.tools import (
     MEMORY_TOOL_HEADER,
     create_core_memory_tools,
     create_memgpt_tools,
     create_retrieve_memory_tool,
 )
+from langchain_tiered_memory.memory import TieredMemory
+from langchain_tiered_memory.records import MemoryRecord
+from langchain_tiered_memory.store import MemoryStore
+from langchain_tiered_memory.tiers.buffer import CompressionTriggers
 
-HAS_RECALL = importlib.util.find_spec("langchain_tiered_memory.recall") is not None
+HAS_RECALL = importlib.util.find_spec("langchain_tiered_memory.recall.hybrid") is not None
 
 ANA_TEXT = "Ana flies to Lisbon on 14 April, seat 12A"
 BOB_TEXT = "Bob's sister Maria lives in Lisbon near the river"

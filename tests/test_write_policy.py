@@ -5,16 +5,16 @@ from langchain_core.language_models import GenericFakeChatModel
 from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
 from langchain_core.runnables import RunnableLambda
 
-from langchain_tiered_memory.core import CoreFact, CoreMemory
-from langchain_tiered_memory.extraction import (
+from langchain_tiered_memory.tiers.core import CoreFact, CoreMemory
+from langchain_tiered_memory.tiers.turns import Turn
+from langchain_tiered_memory.write.extraction import (
     LLMExtractor,
     RuleBasedExtractor,
     _FactList,
     detect_forget,
 )
-from langchain_tiered_memory.importance import LLMImportanceRater, rate_importance
-from langchain_tiered_memory.turns import Turn
-from langchain_tiered_memory.writer import MemoryWriter
+from langchain_tiered_memory.write.importance import LLMImportanceRater, rate_importance
+from langchain_tiered_memory.write.writer import MemoryWriter
 
 
 def user_turn(index: int, text: str) -> Turn:

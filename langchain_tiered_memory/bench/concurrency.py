@@ -49,7 +49,7 @@ from langchain_core.messages import AIMessage, HumanMessage
 from rich.table import Table
 
 from langchain_tiered_memory.bench.overhead import HashEmbeddings
-from langchain_tiered_memory.context import RecalledMemory
+from langchain_tiered_memory.budget.context import RecalledMemory
 from langchain_tiered_memory.records import MemoryRecord
 from langchain_tiered_memory.store import MemoryStore
 

@@ -7,7 +7,7 @@
   merely because memories exist.
 
 Example:
-    >>> from langchain_tiered_memory.gate import TermIndex
+    >>> from langchain_tiered_memory.recall.gate import TermIndex
     >>> r = run_gate_bench(["When did Ana move to Berlin?"], [TermIndex(["Ana moved"])],
     ...                    ["What is 17*23?"], TermIndex(["Ana moved"]))
     >>> r["memory_questions_fire_rate"], r["self_contained_fire_rate"]
@@ -26,7 +26,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
-from langchain_tiered_memory.gate import GateDecision, TermIndex, decide_recall
+from langchain_tiered_memory.recall.gate import GateDecision, TermIndex, decide_recall
 
 __all__ = ["load_memory_questions", "load_self_contained", "run_gate_bench"]
 

@@ -20,7 +20,7 @@ Metrics, averaged over questions, for k in ``ks``:
 Systems, run on the same records and the same embedder (each text is
 embedded once; every system reads the same cache):
 
-* ``tiered-memory``: :class:`~langchain_tiered_memory.recall.Recaller` over a
+* ``tiered-memory``: :class:`~langchain_tiered_memory.recall.hybrid.Recaller` over a
   :class:`~langchain_tiered_memory.storage.sqlite.archive.SQLiteArchive` (the library's
   hybrid recall), with the session ranking of :func:`rank_sessions`;
 * ``faiss``: LangChain's ``FAISS`` vector store as a ``VectorStoreRetriever``
@@ -62,7 +62,7 @@ from typing import Any
 from langchain_core.embeddings import Embeddings
 
 from langchain_tiered_memory.bench.datasets import LongMemEvalQuestion
-from langchain_tiered_memory.recall import Recaller
+from langchain_tiered_memory.recall.hybrid import Recaller
 from langchain_tiered_memory.records import MemoryRecord
 from langchain_tiered_memory.storage.sqlite.archive import SQLiteArchive
 
@@ -248,7 +248,12 @@ def _date_prefixed(record: MemoryRecord) -> str:
 
 def bm25_ranker(depth: int) -> Ranker:
     """BM25 (``bm25s``, English stopwords) over date-prefixed turns."""
-    import bm25s
+    try:
+        import bm25s
+    except ImportError as exc:
+        raise ImportError(
+            "the BM25 peer needs bm25s: pip install 'langchain-tiered-memory[bench]'"
+        ) from exc
 
     logging.getLogger("bm25s").setLevel(logging.WARNING)
 

@@ -27,7 +27,7 @@ than real words are, so the keyword index is measured pessimistically.
 
 Per layout and size it reports, as p50 / p95 over ``queries`` queries:
 
-* ``recall``: a full :meth:`~langchain_tiered_memory.recall.Recaller.recall`
+* ``recall``: a full :meth:`~langchain_tiered_memory.recall.hybrid.Recaller.recall`
   with the default settings (200 dense + 50 keyword candidates, scoring,
   de-duplication, the access-time update), **minus the time spent embedding
   the query** (the embedder is wrapped and timed); ``recall_cpu`` is the
@@ -69,7 +69,7 @@ from typing import Any, Literal
 import numpy as np
 from langchain_core.embeddings import Embeddings
 
-from langchain_tiered_memory.recall import Recaller
+from langchain_tiered_memory.recall.hybrid import Recaller
 from langchain_tiered_memory.records import MemoryRecord
 from langchain_tiered_memory.storage.sqlite.archive import SQLiteArchive
 

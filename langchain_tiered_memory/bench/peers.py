@@ -20,7 +20,7 @@ The summarising peers call a chat model. To compare like with like, offline,
 they are driven by the same summariser as ours: with the default extractive
 summariser, :class:`ExtractiveChatModel` is a deterministic fake chat model
 that reads the peer's summarisation prompt and answers with
-:class:`~langchain_tiered_memory.summarize.ExtractiveSummarizer`'s output,
+:class:`~langchain_tiered_memory.tiers.summarize.ExtractiveSummarizer`'s output,
 capped at the same number of tokens. Given a real chat model instead, the
 peers call that model. Summariser calls are counted with a callback.
 
@@ -28,7 +28,7 @@ Install the peers with ``pip install 'langchain-tiered-memory[peers]'``.
 
 Example:
     >>> from langchain_core.messages import AIMessage, HumanMessage
-    >>> from langchain_tiered_memory.tokens import OpenAITokenCounter
+    >>> from langchain_tiered_memory.budget.tokens import OpenAITokenCounter
     >>> counter = OpenAITokenCounter("gpt-4o-mini")
     >>> peer = TrimMessagesPeer(counter=counter, system_prompt="Be brief.", input_budget=40)
     >>> for i in range(6):
@@ -56,9 +56,9 @@ from langchain_core.messages import (
 )
 from langchain_core.outputs import ChatGeneration, ChatResult
 
-from langchain_tiered_memory.summarize import ExtractiveSummarizer
-from langchain_tiered_memory.tokens import OpenAITokenCounter, TokenCounter
-from langchain_tiered_memory.turns import Turn, message_text
+from langchain_tiered_memory.budget.tokens import OpenAITokenCounter, TokenCounter
+from langchain_tiered_memory.tiers.summarize import ExtractiveSummarizer
+from langchain_tiered_memory.tiers.turns import Turn, message_text
 
 __all__ = [
     "PEERS",
@@ -92,7 +92,7 @@ class MemoCounter:
 
     The peers count the same long histories again and again (``trim_messages``
     bisects, LangMem and the classic memory re-count their buffers every
-    turn). For :class:`~langchain_tiered_memory.tokens.OpenAITokenCounter`,
+    turn). For :class:`~langchain_tiered_memory.budget.tokens.OpenAITokenCounter`,
     whose counts are additive, each message's cost is computed once; the
     result is identical to ``counter.count_messages``. Other counters are
     called as they are.

@@ -70,12 +70,12 @@ from langchain_tiered_memory.bench.datasets import (
     Session,
 )
 from langchain_tiered_memory.bench.retrieval import CATEGORIES, parse_session_date
+from langchain_tiered_memory.budget.tokens import TokenCounter
 from langchain_tiered_memory.memory import TieredMemory
 from langchain_tiered_memory.store import MemoryStore
-from langchain_tiered_memory.summarize import Summarizer
-from langchain_tiered_memory.tokens import TokenCounter
-from langchain_tiered_memory.turns import message_text
-from langchain_tiered_memory.writer import Extractor
+from langchain_tiered_memory.tiers.summarize import Summarizer
+from langchain_tiered_memory.tiers.turns import message_text
+from langchain_tiered_memory.write.writer import Extractor
 
 __all__ = [
     "ANSWER_PROMPT",

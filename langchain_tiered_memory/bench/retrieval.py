@@ -4,7 +4,7 @@ Protocol: per conversation, every turn is archived as one record (its
 ``dia_id`` kept in ``sources``) in a fresh
 :class:`~langchain_tiered_memory.storage.sqlite.archive.SQLiteArchive`; then, for every
 question of categories 1-4 that has evidence, the
-:class:`~langchain_tiered_memory.recall.Recaller` ranks the records and the
+:class:`~langchain_tiered_memory.recall.hybrid.Recaller` ranks the records and the
 gold evidence ids they cover are scored. No LLM is involved.
 
 * ``recall@k``: fraction of a question's gold turns covered by the first
@@ -51,10 +51,10 @@ from typing import Any, Literal
 from langchain_core.embeddings import Embeddings
 
 from langchain_tiered_memory.bench.datasets import DialogTurn, LocomoConversation, Session
-from langchain_tiered_memory.recall import Fusion, Recaller, RecallWeights
+from langchain_tiered_memory.budget.tokens import OpenAITokenCounter
+from langchain_tiered_memory.recall.hybrid import Fusion, Recaller, RecallWeights
 from langchain_tiered_memory.records import MemoryRecord
 from langchain_tiered_memory.storage.sqlite.archive import SQLiteArchive
-from langchain_tiered_memory.tokens import OpenAITokenCounter
 
 __all__ = [
     "CATEGORIES",

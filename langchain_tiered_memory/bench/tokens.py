@@ -53,10 +53,10 @@ from langchain_core.messages import BaseMessage, SystemMessage
 
 from langchain_tiered_memory.bench.datasets import LocomoConversation
 from langchain_tiered_memory.bench.peers import PEERS, MemoCounter, Peer, make_peer
+from langchain_tiered_memory.budget.tokens import TokenCounter
 from langchain_tiered_memory.memory import TieredMemory
-from langchain_tiered_memory.summarize import LLMSummarizer, Summarizer
-from langchain_tiered_memory.tokens import TokenCounter
-from langchain_tiered_memory.writer import Extractor
+from langchain_tiered_memory.tiers.summarize import LLMSummarizer, Summarizer
+from langchain_tiered_memory.write.writer import Extractor
 
 __all__ = ["BENCH_SYSTEM_PROMPT", "run_tokens_bench", "shared_prefix_tokens"]
 
@@ -92,7 +92,7 @@ def shared_prefix_tokens(
 
     Example:
         >>> from langchain_core.messages import HumanMessage
-        >>> from langchain_tiered_memory.tokens import OpenAITokenCounter
+        >>> from langchain_tiered_memory.budget.tokens import OpenAITokenCounter
         >>> count = OpenAITokenCounter("gpt-4o-mini").count_messages
         >>> a = [SystemMessage("Be brief."), HumanMessage("Hi")]
         >>> b = [*a, HumanMessage("Where is Lisbon?")]

@@ -20,8 +20,8 @@ from typing import Any
 
 from langchain_core.messages import BaseMessage, messages_from_dict, messages_to_dict
 
-from langchain_tiered_memory.core import CoreFact
 from langchain_tiered_memory.records import MemoryRecord
+from langchain_tiered_memory.tiers.core import CoreFact
 
 __all__ = [
     "fact_from_json",

@@ -6,9 +6,9 @@ import threading
 
 import pytest
 
-from langchain_tiered_memory.core import CoreFact, FactConflict
 from langchain_tiered_memory.ids import fact_record_id
 from langchain_tiered_memory.store import MemoryStore
+from langchain_tiered_memory.tiers.core import CoreFact, FactConflict
 
 
 def test_parallel_writers_lose_no_fact(store: MemoryStore) -> None:

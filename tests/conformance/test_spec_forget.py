@@ -5,10 +5,10 @@ from __future__ import annotations
 import pytest
 from langchain_core.messages import AIMessage, HumanMessage
 
-from langchain_tiered_memory.core import CoreFact
 from langchain_tiered_memory.memory import FORGOTTEN_REQUEST
 from langchain_tiered_memory.records import MemoryRecord
 from langchain_tiered_memory.store import MemoryStore
+from langchain_tiered_memory.tiers.core import CoreFact
 
 from .conftest import Backend, file_bytes
 

@@ -88,7 +88,7 @@ def test_deletes_touch_only_the_named_users_records(store: MemoryStore) -> None:
 def test_the_tools_and_recall_search_what_the_memory_archived(store: MemoryStore) -> None:
     from langchain_core.messages import AIMessage, HumanMessage
 
-    from langchain_tiered_memory.tools import create_retrieve_memory_tool
+    from langchain_tiered_memory.integrations.tools import create_retrieve_memory_tool
 
     memory = store.memory("ana", "t1", context_window=1024)
     memory.add_messages([HumanMessage("My zebra lamp is broken."), AIMessage("Oh no.")])

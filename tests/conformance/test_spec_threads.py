@@ -7,8 +7,8 @@ import threading
 import pytest
 from langchain_core.messages import AIMessage, HumanMessage, SystemMessage, ToolMessage
 
-from langchain_tiered_memory.buffer import CompressionTriggers
 from langchain_tiered_memory.store import MemoryStore
+from langchain_tiered_memory.tiers.buffer import CompressionTriggers
 
 from .conftest import Backend
 

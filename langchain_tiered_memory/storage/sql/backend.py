@@ -45,7 +45,6 @@ from typing import Any, Protocol
 
 from langchain_core.messages import BaseMessage
 
-from langchain_tiered_memory.core import CoreFact, Expect, FactUpdate
 from langchain_tiered_memory.ids import fact_record_id, turn_record_id
 from langchain_tiered_memory.records import (
     MemoryRecord,
@@ -64,7 +63,8 @@ from langchain_tiered_memory.storage.sql import Database, Tx, user_key
 from langchain_tiered_memory.storage.sql.audit import AuditKind, AuditLog
 from langchain_tiered_memory.storage.sql.facts import FactLog
 from langchain_tiered_memory.storage.sql.threads import ThreadLog
-from langchain_tiered_memory.turns import Turn
+from langchain_tiered_memory.tiers.core import CoreFact, Expect, FactUpdate
+from langchain_tiered_memory.tiers.turns import Turn
 
 __all__ = ["RecordWriter", "SQLBackend"]
 

@@ -61,7 +61,7 @@ from langchain_tiered_memory.storage.vectors import (
     VectorKey,
     unit_rows,
 )
-from langchain_tiered_memory.turns import Turn
+from langchain_tiered_memory.tiers.turns import Turn
 
 try:  # serialises index-file writes across processes (POSIX)
     import fcntl
@@ -898,7 +898,7 @@ class BaseSQLiteArchive:
         return self._add(records, page_out=True)
 
     def hook(self, user_id: str, thread_id: str) -> ArchiveTurnHook:
-        """An archive hook for one user's thread (for :func:`~langchain_tiered_memory.buffer.compress`)."""  # noqa: E501
+        """An archive hook for one user's thread (for :func:`~langchain_tiered_memory.tiers.buffer.compress`)."""  # noqa: E501
         check_user(user_id)
         if not isinstance(thread_id, str) or not thread_id:
             raise ValueError(f"thread_id must be a non-empty string, got {thread_id!r}")

@@ -20,10 +20,10 @@ from typing import Any
 
 from langchain_core.messages import messages_from_dict
 
-from langchain_tiered_memory.core import CoreFact
 from langchain_tiered_memory.storage.codec import fact_to_json, message_to_json, to_micros
 from langchain_tiered_memory.storage.sql.threads import forgotten_digest
 from langchain_tiered_memory.storage.sqlite.db import SQLiteDatabase
+from langchain_tiered_memory.tiers.core import CoreFact
 
 __all__ = ["migrate_state_file"]
 

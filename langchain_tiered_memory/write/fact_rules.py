@@ -54,7 +54,7 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from langchain_tiered_memory.core import FactCategory
+from langchain_tiered_memory.tiers.core import FactCategory
 
 __all__ = ["FoundFact", "find_facts", "normalise_message"]
 

@@ -149,7 +149,7 @@ class OpenAITokenCounter:
     Args:
         model: An OpenAI chat model name such as ``"gpt-4o-mini"`` or ``"gpt-4"``
             (any case, an ``openai:`` prefix and a version suffix are fine; see
-            :func:`~langchain_tiered_memory.budget.canonical_model_name`).
+            :func:`~langchain_tiered_memory.budget.sections.canonical_model_name`).
         encoding: A tiktoken encoding name (``"o200k_base"``) for a model this
             package does not know by name yet; ``model`` is then only a label.
 
@@ -171,7 +171,7 @@ class OpenAITokenCounter:
     def __init__(self, model: str = "gpt-4o-mini", *, encoding: str | None = None) -> None:
         import tiktoken
 
-        from langchain_tiered_memory.budget import canonical_model_name
+        from langchain_tiered_memory.budget.sections import canonical_model_name
 
         ensure_offline_encodings()
         if encoding is not None:
@@ -359,7 +359,7 @@ def counter_for_chat_model(model: BaseChatModel) -> TokenCounter:
     """
     from langchain_core.language_models.base import BaseLanguageModel
 
-    from langchain_tiered_memory.budget import chat_model_name
+    from langchain_tiered_memory.budget.sections import chat_model_name
 
     name = chat_model_name(model)
     if _is_openai_chat_model(model) and name is not None:

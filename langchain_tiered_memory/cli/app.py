@@ -116,7 +116,7 @@ def _summarizer_factory(summarizer: str) -> Any:
     if summarizer.strip().lower() == "extractive":
         return None
     from langchain_tiered_memory.models import require_chat_model
-    from langchain_tiered_memory.summarize import LLMSummarizer
+    from langchain_tiered_memory.tiers.summarize import LLMSummarizer
 
     chat = require_chat_model(summarizer, what="--summarizer")
     return lambda counter: LLMSummarizer(chat, counter=counter)
@@ -126,8 +126,8 @@ def _extractor_factory(extractor: str) -> Any:
     """``None`` for 'rules', else a factory; the model is resolved (checked) now."""
     if extractor.strip().lower() == "rules":
         return None
-    from langchain_tiered_memory.extraction import LLMExtractor
     from langchain_tiered_memory.models import require_chat_model
+    from langchain_tiered_memory.write.extraction import LLMExtractor
 
     chat = require_chat_model(extractor, what="--extractor")
     return lambda: LLMExtractor(chat)
@@ -158,7 +158,7 @@ def demo(
     ] = None,
 ) -> None:
     """Replay a scripted multi-session conversation and show the memory working."""
-    from langchain_tiered_memory.demo import run_demo
+    from langchain_tiered_memory.cli.demo import run_demo
     from langchain_tiered_memory.models import resolve_chat_model
 
     try:
@@ -202,7 +202,7 @@ def chat(
     """Chat with durable memory; /help lists the commands."""
     import sys
 
-    from langchain_tiered_memory.chat import HELP, ChatSession
+    from langchain_tiered_memory.cli.chat import HELP, ChatSession
     from langchain_tiered_memory.models import resolve_chat_model
     from langchain_tiered_memory.store import MemoryStore
 
@@ -238,7 +238,7 @@ def inspect_command(
     ] = None,
 ) -> None:
     """Show a user's records, core memory, summaries and audit log."""
-    from langchain_tiered_memory.inspector import inspect_user, render_inspection
+    from langchain_tiered_memory.cli.inspect import inspect_user, render_inspection
     from langchain_tiered_memory.store import MemoryStore
 
     if not data_dir.exists():
@@ -289,7 +289,7 @@ def bench_tokens(
     """Replay conversations turn by turn; check every prompt against the budget."""
     from langchain_tiered_memory.bench.datasets import load_locomo
     from langchain_tiered_memory.bench.tokens import plot_tokens, run_tokens_bench
-    from langchain_tiered_memory.budget import canonical_model_name
+    from langchain_tiered_memory.budget.sections import canonical_model_name
 
     # every option is checked before the replay (which can take minutes)
     if plot is not None:
@@ -858,7 +858,7 @@ def bench_qa(
 
     if dataset.lower() != "locomo":
         raise typer.BadParameter("only 'locomo' is supported", param_hint="--dataset")
-    from langchain_tiered_memory.budget import canonical_model_name
+    from langchain_tiered_memory.budget.sections import canonical_model_name
 
     canonical_model_name(token_model)  # options first: a typo fails before any work
     summarizer_factory = _summarizer_factory(summarizer)

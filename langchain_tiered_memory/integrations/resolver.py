@@ -3,7 +3,7 @@
 LangGraph passes ``thread_id`` in ``config["configurable"]``; applications add
 ``user_id`` there or in the runtime ``context`` (``create_agent(...,
 context_schema=...)``). :class:`MemoryResolver` turns those - by the one rule
-of :mod:`langchain_tiered_memory.identity` - into one cached
+of :mod:`langchain_tiered_memory.integrations.identity` - into one cached
 :class:`~langchain_tiered_memory.memory.TieredMemory` per (user, thread), so
 one graph, middleware or tool serves many users without mixing them up.
 
@@ -20,7 +20,7 @@ Example:
     >>> resolve.for_config({"configurable": {"thread_id": "t1"}})
     Traceback (most recent call last):
     ...
-    langchain_tiered_memory.identity.IdentityError: No user id for this run: ...
+    langchain_tiered_memory.integrations.identity.IdentityError: No user id for this run: ...
     >>> store.close()
 """
 
@@ -30,7 +30,7 @@ import threading
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
-from langchain_tiered_memory.identity import (
+from langchain_tiered_memory.integrations.identity import (
     DEFAULT_THREAD,
     Identity,
     check_default_user,
@@ -111,7 +111,8 @@ class MemoryResolver:
     def identity(
         self, config: Mapping[str, Any] | None = None, context: Any = _NOT_GIVEN
     ) -> Identity:
-        """The run's (user, thread) by :func:`~langchain_tiered_memory.identity.resolve_identity`.
+        """The run's (user, thread) by the one identity rule
+        (:func:`~langchain_tiered_memory.integrations.identity.resolve_identity`).
 
         ``context`` omitted: the current LangGraph runtime's context.
         """

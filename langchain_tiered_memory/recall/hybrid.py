@@ -25,7 +25,7 @@ signal is scaled to 0-1 over the candidates, then the signals are summed with
   record without a session counts as a session of its own, and when no
   candidate has one the signal is off;
 * ``time``: for a query with a time expression (*"in July 2023"*, *"two
-  weeks ago"*, :mod:`~langchain_tiered_memory.time_expressions`), how well
+  weeks ago"*, :mod:`~langchain_tiered_memory.recall.time_expressions`), how well
   the record's date falls in that window, times its best scaled dense or
   keyword score (a date narrows down among matching records).
 
@@ -82,9 +82,9 @@ from typing import Any, Literal, Protocol
 
 from langchain_core.embeddings import Embeddings
 
-from langchain_tiered_memory.context import RecalledMemory
+from langchain_tiered_memory.budget.context import RecalledMemory
+from langchain_tiered_memory.recall.time_expressions import TimeWindow, query_window, time_match
 from langchain_tiered_memory.records import MemoryRecord, RecordKind, ScoredRecord, utcnow
-from langchain_tiered_memory.time_expressions import TimeWindow, query_window, time_match
 
 logger = logging.getLogger(__name__)
 
@@ -144,7 +144,7 @@ class RecallWeights:
         session: How well the record's session matches the query.
         time: Records written inside the window of a time expression in the
             query (*"in July 2023"*, *"two weeks ago"*), less the further
-            outside (:mod:`~langchain_tiered_memory.time_expressions`), times
+            outside (:mod:`~langchain_tiered_memory.recall.time_expressions`), times
             the record's best scaled dense or keyword score (a date narrows
             down among matching records; it lifts no unrelated one).
         neighbour: The share (0-1) of the previous turn's dense similarity a

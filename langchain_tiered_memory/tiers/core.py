@@ -27,8 +27,8 @@ from dataclasses import asdict, dataclass, field, replace
 from datetime import datetime, timezone
 from typing import Any, Literal, Protocol
 
-from langchain_tiered_memory.tokens import TokenCounter
-from langchain_tiered_memory.turns import clean_text
+from langchain_tiered_memory.budget.tokens import TokenCounter
+from langchain_tiered_memory.tiers.turns import clean_text
 
 __all__ = [
     "BLOCKS",

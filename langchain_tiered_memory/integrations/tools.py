@@ -8,7 +8,7 @@ that searches the caller's archive; :func:`create_core_memory_tools` gives it
 
 One tool instance serves every user of an application. Each call finds whose
 memory to use from the run itself - never from the model's arguments - by the
-one rule of :mod:`langchain_tiered_memory.identity` that the graph, the
+one rule of :mod:`langchain_tiered_memory.integrations.identity` that the graph, the
 middleware and the chains follow too: the agent's runtime context
 (``create_agent(..., context_schema=...)`` and ``agent.invoke(...,
 context={"user_id": ...})``; the same object as ``ToolRuntime.context``),
@@ -52,19 +52,19 @@ from langchain_core.runnables import RunnableConfig
 from langchain_core.tools import BaseTool, StructuredTool, ToolException
 from pydantic import BaseModel, Field, create_model
 
-from langchain_tiered_memory.context import RecalledMemory, quote_recalled
-from langchain_tiered_memory.core import CoreFact, FactConflict
-from langchain_tiered_memory.identity import (
+from langchain_tiered_memory.budget.context import RecalledMemory, quote_recalled
+from langchain_tiered_memory.integrations.identity import (
     IdentityError,
     current_context,
     given_id,
     resolve_identity,
 )
-from langchain_tiered_memory.importance import rate_importance
+from langchain_tiered_memory.integrations.resolver import MemoryResolver
 from langchain_tiered_memory.memory import TieredMemory
 from langchain_tiered_memory.records import MemoryRecord
-from langchain_tiered_memory.resolver import MemoryResolver
 from langchain_tiered_memory.store import MemoryStore
+from langchain_tiered_memory.tiers.core import CoreFact, FactConflict
+from langchain_tiered_memory.write.importance import rate_importance
 
 logger = logging.getLogger(__name__)
 
@@ -93,7 +93,8 @@ MAX_CORE_FACT_CHARS = 1000
 #: Longest text (in characters) ``archival_memory_insert`` accepts.
 MAX_ARCHIVAL_CHARS = 8000
 
-#: The core memory blocks (:data:`~langchain_tiered_memory.core.BLOCKS`) as the model sees them.
+#: The core memory blocks (:data:`~langchain_tiered_memory.tiers.core.BLOCKS`), as the model
+#: sees them.
 Block = Literal["human", "persona", "task"]
 
 
@@ -195,7 +196,7 @@ def create_retrieve_memory_tool(
 
     Args:
         source: A :class:`~langchain_tiered_memory.store.MemoryStore`, a
-            :class:`~langchain_tiered_memory.resolver.MemoryResolver`, or a
+            :class:`~langchain_tiered_memory.integrations.resolver.MemoryResolver`, or a
             callable ``(user_id, thread_id) -> TieredMemory``.
         name: The tool's name as the model sees it.
         default_k: Records returned when the model gives no ``k``.
@@ -375,14 +376,14 @@ def create_core_memory_tools(
 
     When the app also keeps :class:`TieredMemory` objects alive (e.g.
     ``TieredMemoryMiddleware`` or a graph), pass the same
-    :class:`~langchain_tiered_memory.resolver.MemoryResolver` (or callable)
+    :class:`~langchain_tiered_memory.integrations.resolver.MemoryResolver` (or callable)
     as ``source``: the edits then land in the very memory that builds the
     next prompt. A memory object opened elsewhere from the same store does
     not see them until it is reopened.
 
     Args:
         source: A :class:`~langchain_tiered_memory.store.MemoryStore`, a
-            :class:`~langchain_tiered_memory.resolver.MemoryResolver`, or a
+            :class:`~langchain_tiered_memory.integrations.resolver.MemoryResolver`, or a
             callable ``(user_id, thread_id) -> TieredMemory`` (without a store
             behind it the edits stay in that memory object).
         user_id: Bind the tools to one user (single-user apps).

@@ -16,8 +16,8 @@ exception); the buffer then stays exactly as it was.
 
 Example:
     >>> from langchain_core.messages import AIMessage, HumanMessage
-    >>> from langchain_tiered_memory.tokens import OpenAITokenCounter
-    >>> from langchain_tiered_memory.turns import Turn
+    >>> from langchain_tiered_memory.budget.tokens import OpenAITokenCounter
+    >>> from langchain_tiered_memory.tiers.turns import Turn
     >>> turn = Turn(0, (HumanMessage("I fly to Lisbon on 12 May at 9:40."),
     ...                 AIMessage("Noted, have a good trip!")))
     >>> s = ExtractiveSummarizer(OpenAITokenCounter("gpt-4o-mini"))
@@ -36,9 +36,9 @@ from typing import Any, Protocol, runtime_checkable
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AIMessage, HumanMessage, SystemMessage
 
-from langchain_tiered_memory.clipping import clip_text
-from langchain_tiered_memory.tokens import TokenCounter
-from langchain_tiered_memory.turns import Turn, message_text
+from langchain_tiered_memory.budget.clipping import clip_text
+from langchain_tiered_memory.budget.tokens import TokenCounter
+from langchain_tiered_memory.tiers.turns import Turn, message_text
 
 __all__ = [
     "DEFAULT_SUMMARY_PROMPT",

@@ -7,7 +7,7 @@ runtime context: ``user_id``, ``thread_id``), assemble the budgeted context
 (system prompt, core memory, running summary, recalled records, recent whole
 turns) and send that to the model instead of the whole history. Messages the
 memory has archived are removed from the agent's state, so checkpoints stay
-small too. Add :func:`~langchain_tiered_memory.tools.create_retrieve_memory_tool`
+small too. Add :func:`~langchain_tiered_memory.integrations.tools.create_retrieve_memory_tool`
 to the agent's tools for self-directed (ReAct/MemGPT-style) recall.
 
 Example:
@@ -41,12 +41,12 @@ from langchain_core.runnables import RunnableConfig
 from langchain_core.tools import BaseTool
 from typing_extensions import NotRequired
 
-from langchain_tiered_memory.context import ContextWindow
-from langchain_tiered_memory.graph import check_owner, prune_state, tools_tokens
+from langchain_tiered_memory.budget.context import ContextWindow
+from langchain_tiered_memory.integrations.langgraph import check_owner, prune_state, tools_tokens
+from langchain_tiered_memory.integrations.resolver import MemoryResolver
 from langchain_tiered_memory.memory import TieredMemory
-from langchain_tiered_memory.resolver import MemoryResolver
 from langchain_tiered_memory.store import MemoryStore
-from langchain_tiered_memory.turns import message_text
+from langchain_tiered_memory.tiers.turns import message_text
 
 __all__ = ["TieredMemoryMiddleware", "create_pre_model_hook", "split_system"]
 
@@ -102,7 +102,7 @@ class TieredMemoryMiddleware(AgentMiddleware[TieredMemoryState, Any, Any]):
     """``create_agent`` middleware: budgeted context before, memory update after.
 
     The run's user and thread are found by the one rule of
-    :mod:`langchain_tiered_memory.identity` (runtime context and
+    :mod:`langchain_tiered_memory.integrations.identity` (runtime context and
     ``config["configurable"]`` must agree; no user id is an error unless
     ``default_user_id`` is given).
 

@@ -36,14 +36,14 @@ marker if it alone is too large), then the summary, then older turns, newest
 first. Turns that do not fit are left out of this prompt only - they stay in
 the buffer and are reported in ``omitted_turns``. Recalled records that only
 repeat core memory, the summary or a buffered turn are left out
-(:func:`~langchain_tiered_memory.repeats.drop_repeats`); the rest are packed
+(:func:`~langchain_tiered_memory.budget.repeats.drop_repeats`); the rest are packed
 by :func:`fit_recalled`.
 
 Example:
     >>> from langchain_core.messages import AIMessage, HumanMessage
-    >>> from langchain_tiered_memory.budget import TokenBudget
-    >>> from langchain_tiered_memory.tokens import OpenAITokenCounter
-    >>> from langchain_tiered_memory.turns import Turn
+    >>> from langchain_tiered_memory.budget.sections import TokenBudget
+    >>> from langchain_tiered_memory.budget.tokens import OpenAITokenCounter
+    >>> from langchain_tiered_memory.tiers.turns import Turn
     >>> counter = OpenAITokenCounter("gpt-4o-mini")
     >>> turn = Turn(0, (HumanMessage("Hi, I'm Ana."), AIMessage("Hello Ana!")), tokens=18)
     >>> ctx = assemble_context(budget=TokenBudget(context_window=1024), counter=counter,
@@ -67,14 +67,14 @@ from typing import Any
 
 from langchain_core.messages import BaseMessage, HumanMessage, SystemMessage
 
-from langchain_tiered_memory.budget import TokenBudget
-from langchain_tiered_memory.buffer import summary_message, turn_tokens
-from langchain_tiered_memory.clipping import clip_message, clip_text
-from langchain_tiered_memory.core import BLOCKS, CoreFact
-from langchain_tiered_memory.gate import GateDecision
-from langchain_tiered_memory.repeats import drop_repeats
-from langchain_tiered_memory.tokens import TokenCounter
-from langchain_tiered_memory.turns import Turn, message_text
+from langchain_tiered_memory.budget.clipping import clip_message, clip_text
+from langchain_tiered_memory.budget.repeats import drop_repeats
+from langchain_tiered_memory.budget.sections import TokenBudget
+from langchain_tiered_memory.budget.tokens import TokenCounter
+from langchain_tiered_memory.recall.gate import GateDecision
+from langchain_tiered_memory.tiers.buffer import summary_message, turn_tokens
+from langchain_tiered_memory.tiers.core import BLOCKS, CoreFact
+from langchain_tiered_memory.tiers.turns import Turn, message_text
 
 __all__ = [
     "ContextWindow",
@@ -168,7 +168,7 @@ class ContextWindow:
 
         Example:
             >>> from langchain_core.messages import HumanMessage
-            >>> from langchain_tiered_memory.tokens import OpenAITokenCounter
+            >>> from langchain_tiered_memory.budget.tokens import OpenAITokenCounter
             >>> turn = Turn(0, (HumanMessage("Dinner ideas?"),), tokens=10)
             >>> ctx = assemble_context(budget=TokenBudget(context_window=1024),
             ...                        counter=OpenAITokenCounter("gpt-4o-mini"), turns=[turn],
@@ -320,7 +320,7 @@ def fit_recalled(
     the small ones, and records of one size keep their rank order.
 
     Example:
-        >>> from langchain_tiered_memory.tokens import OpenAITokenCounter
+        >>> from langchain_tiered_memory.budget.tokens import OpenAITokenCounter
         >>> counter = OpenAITokenCounter("gpt-4o-mini")
         >>> records = [RecalledMemory("row;" * 20_000, "tool result"),
         ...            RecalledMemory("I'm allergic to peanuts.", "turn 3"),
@@ -365,7 +365,7 @@ def quote_recalled(
     records; when records were found but none fits, a one-line note says so.
 
     Example:
-        >>> from langchain_tiered_memory.tokens import OpenAITokenCounter
+        >>> from langchain_tiered_memory.budget.tokens import OpenAITokenCounter
         >>> counter = OpenAITokenCounter("gpt-4o-mini")
         >>> text, kept = quote_recalled([RecalledMemory("x " * 50_000, "turn 1")],
         ...                             header="Memories:", max_tokens=300, counter=counter)
@@ -452,7 +452,7 @@ def split_turn_memory(text: str) -> tuple[str, str, str]:
     Example:
         >>> from langchain_core.messages import HumanMessage
         >>> turn = Turn(0, (HumanMessage("Dinner ideas?"),), tokens=10)
-        >>> from langchain_tiered_memory.tokens import OpenAITokenCounter
+        >>> from langchain_tiered_memory.budget.tokens import OpenAITokenCounter
         >>> ctx = assemble_context(budget=TokenBudget(context_window=1024),
         ...                        counter=OpenAITokenCounter(), turns=[turn],
         ...                        recalled=[RecalledMemory("Ana is vegan.")])

@@ -17,7 +17,7 @@ brings one new word - a date, a name, a number - or combines words that no
 single line combines, stays.
 
 Example:
-    >>> from langchain_tiered_memory.context import RecalledMemory
+    >>> from langchain_tiered_memory.budget.context import RecalledMemory
     >>> core = "[human]\\n- allergy: allergic to peanuts (stated, turn 0, 2026-03-03)"
     >>> records = [RecalledMemory("user: I'm allergic to peanuts.\\nassistant: Noted."),
     ...            RecalledMemory("user: I fly to Lisbon on 12 May.")]
@@ -34,7 +34,7 @@ from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from langchain_tiered_memory.context import RecalledMemory
+    from langchain_tiered_memory.budget.context import RecalledMemory
 
 __all__ = ["drop_repeats", "is_repeat"]
 

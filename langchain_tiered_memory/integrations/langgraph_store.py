@@ -243,7 +243,7 @@ class TieredMemoryStore(BaseStore):
             )
 
         if op.query:
-            from langchain_tiered_memory.recall import Recaller
+            from langchain_tiered_memory.recall.hybrid import Recaller
 
             recaller = Recaller(self.memory.archive, self.memory.embeddings, k=max(1, wanted))
             hits = recaller.recall(

@@ -37,8 +37,8 @@ from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import SystemMessage
 from pydantic import BaseModel, Field
 
-from langchain_tiered_memory.fact_rules import strip_quoted
 from langchain_tiered_memory.models import require_chat_model as _resolve
+from langchain_tiered_memory.write.fact_rules import strip_quoted
 
 __all__ = [
     "EntityLookup",

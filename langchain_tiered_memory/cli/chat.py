@@ -33,9 +33,9 @@ from typing import Any
 
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage
 
-from langchain_tiered_memory.context import ContextWindow
+from langchain_tiered_memory.budget.context import ContextWindow
 from langchain_tiered_memory.memory import TieredMemory
-from langchain_tiered_memory.turns import message_text
+from langchain_tiered_memory.tiers.turns import message_text
 
 __all__ = ["HELP", "ChatSession", "section_of"]
 
@@ -58,8 +58,8 @@ def section_of(message: BaseMessage, memory: TieredMemory) -> str:
         >>> section_of(SystemMessage("Be brief."), m), section_of(HumanMessage("hi"), m)
         ('system prompt', 'buffer: recent turns')
     """
-    from langchain_tiered_memory.buffer import SUMMARY_HEADER
-    from langchain_tiered_memory.context import CORE_HEADER, RECALL_HEADER, split_turn_memory
+    from langchain_tiered_memory.budget.context import CORE_HEADER, RECALL_HEADER, split_turn_memory
+    from langchain_tiered_memory.tiers.buffer import SUMMARY_HEADER
 
     if isinstance(message, SystemMessage):
         text = message_text(message)

@@ -20,12 +20,12 @@ from langchain_core.messages import AIMessage, HumanMessage, SystemMessage
 from rich.console import Console
 from rich.text import Text
 
-from langchain_tiered_memory.buffer import SUMMARY_HEADER, CompressionEvent
-from langchain_tiered_memory.context import CORE_HEADER, RECALL_HEADER, ContextWindow
-from langchain_tiered_memory.demo_script import LATE_QUESTIONS, SESSIONS
+from langchain_tiered_memory.budget.context import CORE_HEADER, RECALL_HEADER, ContextWindow
+from langchain_tiered_memory.cli.demo_script import LATE_QUESTIONS, SESSIONS
 from langchain_tiered_memory.memory import TieredMemory
 from langchain_tiered_memory.store import MemoryStore
-from langchain_tiered_memory.turns import message_text
+from langchain_tiered_memory.tiers.buffer import SUMMARY_HEADER, CompressionEvent
+from langchain_tiered_memory.tiers.turns import message_text
 
 __all__ = [
     "SYSTEM_PROMPT",
@@ -146,7 +146,7 @@ def describe_event(event: CompressionEvent) -> str:
     """One line for a compression event: which turns were paged out, tokens before/after.
 
     Example:
-        >>> from langchain_tiered_memory.buffer import CompressionEvent
+        >>> from langchain_tiered_memory.tiers.buffer import CompressionEvent
         >>> print(describe_event(CompressionEvent(kind="compression", trigger="soft",
         ...     tokens_before=600, tokens_after=200, evicted_turns=(0, 1), summary_tokens=90)))
         ↳ compression (soft): turns [0, 1] paged out to the archive, buffer 600 → 200 tokens

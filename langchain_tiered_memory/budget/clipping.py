@@ -4,7 +4,7 @@ Nothing is clipped silently: the kept text carries a marker saying how much
 was cut and where the full text lives (the archive).
 
 Example:
-    >>> from langchain_tiered_memory.tokens import OpenAITokenCounter
+    >>> from langchain_tiered_memory.budget.tokens import OpenAITokenCounter
     >>> counter = OpenAITokenCounter("gpt-4o-mini")
     >>> out = clip_text("word " * 500, 40, counter)
     >>> counter.count_text(out) <= 40 and "clipped" in out
@@ -17,8 +17,8 @@ from typing import Any
 
 from langchain_core.messages import AIMessage, BaseMessage
 
-from langchain_tiered_memory.tokens import TokenCounter
-from langchain_tiered_memory.turns import message_text
+from langchain_tiered_memory.budget.tokens import TokenCounter
+from langchain_tiered_memory.tiers.turns import message_text
 
 __all__ = ["clip_message", "clip_text"]
 

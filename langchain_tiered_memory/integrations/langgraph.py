@@ -46,13 +46,13 @@ from langchain_core.utils.function_calling import convert_to_openai_tool
 from langgraph.graph import END, START, MessagesState, StateGraph
 from typing_extensions import NotRequired
 
-from langchain_tiered_memory.context import ContextWindow, RecalledMemory
-from langchain_tiered_memory.gate import should_recall
+from langchain_tiered_memory.budget.context import ContextWindow, RecalledMemory
+from langchain_tiered_memory.integrations.resolver import MemoryResolver
 from langchain_tiered_memory.memory import TieredMemory
 from langchain_tiered_memory.models import memory_model_for, require_chat_model, resolve_chat_model
-from langchain_tiered_memory.resolver import MemoryResolver
+from langchain_tiered_memory.recall.gate import should_recall
 from langchain_tiered_memory.store import MemoryStore
-from langchain_tiered_memory.turns import message_text
+from langchain_tiered_memory.tiers.turns import message_text
 
 __all__ = [
     "MemoryNodes",
@@ -337,7 +337,7 @@ def build_memory_graph(
             ``False`` for none (what the LangGraph server wants: it brings
             its own persistence).
         default_user_id: The user of runs that name none (opt-in; without it
-            such a run is an error, see :mod:`langchain_tiered_memory.identity`).
+            such a run is an error, see :mod:`langchain_tiered_memory.integrations.identity`).
         **memory_kwargs: Budget and memory options (``context_window``, ``model``...).
 
     Returns:

@@ -18,7 +18,7 @@ import re
 
 from langchain_core.language_models import BaseChatModel
 
-from langchain_tiered_memory.turns import message_text
+from langchain_tiered_memory.tiers.turns import message_text
 
 __all__ = ["LLMImportanceRater", "rate_importance"]
 

@@ -18,8 +18,8 @@ and are folded into the summary at the next successful compression.
 
 Example:
     >>> from langchain_core.messages import AIMessage, HumanMessage
-    >>> from langchain_tiered_memory.tokens import OpenAITokenCounter
-    >>> from langchain_tiered_memory.summarize import ExtractiveSummarizer
+    >>> from langchain_tiered_memory.budget.tokens import OpenAITokenCounter
+    >>> from langchain_tiered_memory.tiers.summarize import ExtractiveSummarizer
     >>> counter = OpenAITokenCounter("gpt-4o-mini")
     >>> state = BufferState()
     >>> for i in range(30):
@@ -46,10 +46,10 @@ from typing import Any, Literal
 
 from langchain_core.messages import BaseMessage, SystemMessage
 
-from langchain_tiered_memory.clipping import clip_text
-from langchain_tiered_memory.summarize import Summarizer
-from langchain_tiered_memory.tokens import TokenCounter
-from langchain_tiered_memory.turns import Turn, group_turns
+from langchain_tiered_memory.budget.clipping import clip_text
+from langchain_tiered_memory.budget.tokens import TokenCounter
+from langchain_tiered_memory.tiers.summarize import Summarizer
+from langchain_tiered_memory.tiers.turns import Turn, group_turns
 
 logger = logging.getLogger(__name__)
 

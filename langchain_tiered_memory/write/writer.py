@@ -17,8 +17,8 @@ batch, so no turn is skipped.
 
 Example:
     >>> from langchain_core.messages import HumanMessage
-    >>> from langchain_tiered_memory.core import CoreMemory
-    >>> from langchain_tiered_memory.turns import Turn
+    >>> from langchain_tiered_memory.tiers.core import CoreMemory
+    >>> from langchain_tiered_memory.tiers.turns import Turn
     >>> writer = MemoryWriter(CoreMemory())
     >>> _ = writer.observe([Turn(0, (HumanMessage("I live in Paris."),))])
     >>> _ = writer.observe([Turn(1, (HumanMessage("I moved to Berlin."),))])
@@ -38,14 +38,14 @@ from typing import Protocol
 
 from langchain_core.messages import HumanMessage
 
-from langchain_tiered_memory.core import CoreFact, CoreMemory, FactUpdate
-from langchain_tiered_memory.extraction import (
+from langchain_tiered_memory.tiers.core import CoreFact, CoreMemory, FactUpdate
+from langchain_tiered_memory.tiers.turns import Turn, message_text
+from langchain_tiered_memory.write.extraction import (
     ExtractedFact,
     ForgetRequest,
     RuleBasedExtractor,
     detect_forget,
 )
-from langchain_tiered_memory.turns import Turn, message_text
 
 logger = logging.getLogger(__name__)
 
@@ -100,7 +100,7 @@ def resolve_subject(subject: str, core: CoreMemory, *, block: str = "human") -> 
     * anything else as it is.
 
     Example:
-        >>> from langchain_tiered_memory.core import CoreFact
+        >>> from langchain_tiered_memory.tiers.core import CoreFact
         >>> core = CoreMemory([CoreFact.new("budget:laptop", "budget for laptop: 600")])
         >>> resolve_subject("budget:*", core), resolve_subject("budget:*", CoreMemory())
         ('budget:laptop', 'budget')

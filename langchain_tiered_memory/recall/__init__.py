@@ -1,0 +1,7 @@
+"""Bringing memories back: the recall gate and hybrid recall.
+
+* :mod:`.gate` - whether a message needs memory at all, with a reason;
+* :mod:`.hybrid` - :class:`~.hybrid.Recaller`: dense + keyword candidates
+  scored with relevance, recency and importance;
+* :mod:`.time_expressions` - date windows read from a question.
+"""
