@@ -80,6 +80,22 @@ def _progress() -> Progress:
     )
 
 
+def int_list(text: str, option: str, *, minimum: int, example: str) -> list[int]:
+    """A comma-separated option as integers, checked before any work starts.
+
+    Raises:
+        typer.BadParameter: for a non-integer, an empty list, or a value below ``minimum``.
+    """
+    try:
+        values = [int(x) for x in text.split(",") if x.strip()]
+    except ValueError as exc:
+        raise typer.BadParameter(f"not a list of integers: {text!r}", param_hint=option) from exc
+    if not values or min(values) < minimum:
+        kind = "positive integers" if minimum == 1 else f"integers >= {minimum}"
+        raise typer.BadParameter(f"give {kind}, e.g. {example}", param_hint=option)
+    return values
+
+
 def write_json(result: dict[str, Any], out: Path | None) -> None:
     """Write a bench result as JSON (creating folders) and say where."""
     if out is None:
@@ -390,7 +406,7 @@ def bench_overhead(
     from langchain_tiered_memory.bench.overhead import Layout, run_overhead_bench
     from langchain_tiered_memory.embeddings import default_embeddings
 
-    sizes = [int(x) for x in records.split(",") if x.strip()]
+    sizes = int_list(records, "--records", minimum=1, example="1000,100000")
     chosen = cast("list[Layout]", [x.strip() for x in layouts.split(",") if x.strip()])
     with tempfile.TemporaryDirectory() as scratch, console.status("building archives") as status:
         result = run_overhead_bench(
@@ -453,14 +469,7 @@ def bench_writes(
     """Add latency p50/p95 as a thread grows: an add costs what it adds."""
     from langchain_tiered_memory.bench.writes import run_writes_bench, writes_table
 
-    try:
-        sizes = [int(x) for x in turns.split(",") if x.strip()]
-    except ValueError as exc:
-        raise typer.BadParameter(
-            f"not a list of integers: {turns!r}", param_hint="--turns"
-        ) from exc
-    if not sizes or min(sizes) < 0:
-        raise typer.BadParameter("give non-negative integers, e.g. 100,1000", param_hint="--turns")
+    sizes = int_list(turns, "--turns", minimum=0, example="100,1000")
     if samples < 1:
         raise typer.BadParameter("must be >= 1", param_hint="--samples")
     with console.status("running") as status:
@@ -502,14 +511,7 @@ def bench_concurrency(
     """Add and recall throughput and p50/p95 latency with many users writing at once."""
     from langchain_tiered_memory.bench.concurrency import concurrency_table, run_concurrency_bench
 
-    try:
-        levels = [int(x) for x in users.split(",") if x.strip()]
-    except ValueError as exc:
-        raise typer.BadParameter(
-            f"not a list of integers: {users!r}", param_hint="--users"
-        ) from exc
-    if not levels or min(levels) < 1:
-        raise typer.BadParameter("give positive integers, e.g. 1,4,16", param_hint="--users")
+    levels = int_list(users, "--users", minimum=1, example="1,4,16")
     if embedder not in ("fake", "minilm", "e5", "wordllama"):
         raise typer.BadParameter(
             "use 'fake', 'minilm', 'e5' or 'wordllama'", param_hint="--embedder"
@@ -689,12 +691,7 @@ def bench_retrieval(
     name = (dataset or "").strip().lower()
     if name not in ("locomo", "longmemeval"):
         raise typer.BadParameter("use 'locomo' or 'longmemeval'", param_hint="--dataset")
-    try:
-        ks = tuple(sorted({int(x) for x in k.split(",") if x.strip()}))
-    except ValueError as exc:
-        raise typer.BadParameter(f"not a list of integers: {k!r}", param_hint="--k") from exc
-    if not ks or min(ks) < 1:
-        raise typer.BadParameter("give positive integers, e.g. 1,3,5,10", param_hint="--k")
+    ks = tuple(sorted(set(int_list(k, "--k", minimum=1, example="1,3,5,10"))))
     model = embedder or DEFAULT_EMBEDDER
     options: dict[str, Any] = {} if max_length is None else {"max_length": max_length}
     embeddings = default_embeddings(model, cache_path=embed_cache, **options)
