@@ -135,6 +135,9 @@ class SQLiteDatabase:
         StorageDamagedError: if the file is not a SQLite database.
     """
 
+    #: Page cache per connection, in KiB.
+    cache_kib: int = 32 * 1024
+
     def __init__(self, path: str | os.PathLike[str] | None, *, max_idle_readers: int = 8) -> None:
         self.path: Path | None = None if path is None else validate_db_path(path)
         self.where = ":memory:" if self.path is None else str(self.path)
@@ -159,6 +162,9 @@ class SQLiteDatabase:
         conn.execute("PRAGMA busy_timeout=30000")
         conn.execute("PRAGMA secure_delete=ON")
         conn.execute("PRAGMA synchronous=NORMAL")  # WAL: survives a killed process
+        # a page cache that holds a busy thread's working set (SQLite's default is 2 MB),
+        # so an add reads no pages back from the OS however big the archive grows
+        conn.execute(f"PRAGMA cache_size=-{self.cache_kib}")
         if reader:
             conn.execute("PRAGMA query_only=ON")
         return conn
