@@ -19,7 +19,7 @@ def test_writes_bench_reports_every_size() -> None:
     assert big["buffered_turns"] < 40  # the 1,024 window compressed while filling
     assert 0 < small["add_p50_ms"] <= small["add_p95_ms"] <= small["add_max_ms"]
     assert result["p50_ratio_last_to_first"] > 0
-    assert 0 < small["assistant_add_p50_ms"] and 0 < small["user_add_p50_ms"]
+    assert small["assistant_add_p50_ms"] > 0 and small["user_add_p50_ms"] > 0
     assert result["user_p50_ratio_last_to_first"] > 0
 
 
