@@ -1,7 +1,8 @@
 """The one source of truth: :class:`MemoryStore`, the memory of every user of an application.
 
 A store owns a backend (:class:`~langchain_tiered_memory.storage.base.MemoryBackend`):
-SQLite + FAISS in a data directory by default, or in memory. Everything that
+SQLite + FAISS in a data directory by default, in memory, or one Postgres
+database (``MemoryStore("postgresql://…")``) shared by any number of workers. Everything that
 lasts lives there - records, the turn log, thread heads, core facts, the
 audit log - and nowhere else: ``store.memory(user_id, thread_id)`` opens a
 :class:`~langchain_tiered_memory.memory.TieredMemory`, which is a *view*.
@@ -39,6 +40,7 @@ from langchain_tiered_memory.core import CoreMemory
 from langchain_tiered_memory.ids import check_id
 from langchain_tiered_memory.storage import open_backend
 from langchain_tiered_memory.storage.base import MemoryBackend
+from langchain_tiered_memory.storage.postgres.db import is_postgres_url
 from langchain_tiered_memory.storage.sqlite.archive import stored_embeddings_id
 from langchain_tiered_memory.storage.sqlite.backend import ARCHIVE_FILE
 
@@ -61,7 +63,9 @@ class MemoryStore:
 
     Args:
         path: The data directory (created if missing; its parent must exist),
-            or ``None`` for a store in this process's memory only.
+            a ``postgresql://user:password@host/db`` URL (Postgres with
+            pgvector: ``pip install 'langchain-tiered-memory[postgres]'``), or
+            ``None`` for a store in this process's memory only.
         embeddings: Any LangChain ``Embeddings``; an embedder name
             (``"minilm"``, ``"e5"`` for Chinese and other languages,
             ``"wordllama"``); ``"none"`` for keyword search only; or ``None``:
@@ -73,11 +77,16 @@ class MemoryStore:
         index_save_every: Rewrite the FAISS file every this many writes, or
             every ``ntotal // 64`` once the index is big (and on close); a
             file a crash left behind is caught up from SQLite on open.
+        **backend_options: Options of a Postgres backend (``pool_size``,
+            ``pool_timeout``, ``ann_min_records``, ``retries``,
+            ``vacuum_after_forget``: see
+            :class:`~langchain_tiered_memory.storage.postgres.backend.PostgresBackend`).
 
     Raises:
         ValueError: if the parent directory does not exist.
         StorageDamagedError: if the database file is damaged (the message
             names it and says how to recover).
+        StorageUnavailableError: if a Postgres server cannot be reached.
     """
 
     def __init__(
@@ -87,9 +96,14 @@ class MemoryStore:
         embeddings: Embeddings | str | None = None,
         vector_store: Any = None,
         index_save_every: int = 64,
+        **backend_options: Any,
     ) -> None:
         self.path: Path | None = None
-        if path is not None:
+        #: The Postgres URL, for a Postgres store.
+        self.url: str | None = None
+        if is_postgres_url(path):
+            self.url = str(path)
+        elif path is not None:
             self.path = Path(path).expanduser()
             if not self.path.parent.exists():
                 raise ValueError(
@@ -100,10 +114,11 @@ class MemoryStore:
             None if vector_store is not None else self._embeddings(embeddings)
         )
         self.backend: MemoryBackend = open_backend(
-            self.path,
+            self.url or self.path,
             embeddings=self.embeddings,
             vector_store=vector_store,
             index_save_every=index_save_every,
+            **backend_options,
         )
 
     def _embeddings(self, embeddings: Embeddings | str | None) -> Embeddings | None:
@@ -117,9 +132,17 @@ class MemoryStore:
             return embeddings
         if isinstance(embeddings, str) and embeddings.strip().lower() == NO_EMBEDDINGS:
             return None
-        if embeddings is None and self.path is not None:
-            # an existing directory keeps the local embedder it was built with
-            built_with = embedder_name(stored_embeddings_id(self.path / ARCHIVE_FILE))
+        if embeddings is None and (self.path is not None or self.url is not None):
+            # an existing directory or database keeps the local embedder it was built with
+            if self.url is not None:
+                from langchain_tiered_memory.storage.postgres.backend import (
+                    stored_embeddings_id as stored_in_database,
+                )
+
+                built_with = embedder_name(stored_in_database(self.url))
+            else:
+                assert self.path is not None
+                built_with = embedder_name(stored_embeddings_id(self.path / ARCHIVE_FILE))
             if built_with is not None and built_with != DEFAULT_EMBEDDER:
                 logger.info("%s was built with the %r embedder; using it", self.path, built_with)
             embeddings = built_with
@@ -164,6 +187,31 @@ class MemoryStore:
     def threads(self, user_id: str) -> list[str]:
         """A user's thread ids."""
         return self.backend.threads(check_id(user_id, "user_id"))
+
+    # -- LangGraph checkpoints --------------------------------------------------------
+
+    def checkpointer(self) -> Any:
+        """A LangGraph checkpointer that keeps its threads with this store's data, or ``None``.
+
+        Postgres: ``PostgresSaver`` on the same database (what
+        :func:`~langchain_tiered_memory.graph.build_memory_graph` uses by
+        default; pass it to ``create_agent(checkpointer=...)`` beside the
+        middleware). Forgetting a user deletes their checkpointed threads.
+        ``None`` for a backend that keeps no checkpoints itself.
+        """
+        make = getattr(self.backend, "checkpointer", None)
+        return make() if make is not None else None
+
+    async def acheckpointer(self) -> Any:
+        """The async twin of :meth:`checkpointer` (``AsyncPostgresSaver`` for
+        ``ainvoke``/``astream``), or ``None``."""
+        make = getattr(self.backend, "acheckpointer", None)
+        return await make() if make is not None else None
+
+    def register_checkpointer(self, saver: Any) -> None:
+        """Have :meth:`forget_user` and :meth:`forget_thread` delete their threads from
+        ``saver`` (any LangGraph checkpointer) too."""
+        self.backend.register_checkpointer(saver)
 
     # -- forgetting and export ------------------------------------------------------
 

@@ -425,6 +425,11 @@ class MemoryBackend(Protocol):
         """A user's whole memory, JSON-ready."""
         ...
 
+    def register_checkpointer(self, saver: Any) -> None:
+        """Have ``forget_user``/``forget_thread`` delete their threads from ``saver``
+        (a LangGraph checkpointer: ``saver.delete_thread(thread_id)``) too."""
+        ...
+
     def close(self) -> None:
         """Flush and release everything."""
         ...

@@ -60,7 +60,8 @@ from langchain_tiered_memory.storage.base import (
     ThreadRead,
     check_user,
 )
-from langchain_tiered_memory.storage.sql import Database, Tx, user_key
+from langchain_tiered_memory.storage.errors import StorageError
+from langchain_tiered_memory.storage.sql import Database, Tx, facts_key, thread_key, user_key
 from langchain_tiered_memory.storage.sql.audit import AuditKind, AuditLog
 from langchain_tiered_memory.storage.sql.facts import FactLog
 from langchain_tiered_memory.storage.sql.threads import ThreadLog
@@ -151,6 +152,8 @@ class SQLBackend:
         self.audit = AuditLog(db)
         self.threads_log = ThreadLog(db)
         self.facts_log = FactLog(db)
+        #: LangGraph checkpointers whose threads a forget deletes (:meth:`register_checkpointer`).
+        self.checkpointers: list[Any] = []
 
     # -- the turn log ----------------------------------------------------------------
 
@@ -307,6 +310,7 @@ class SQLBackend:
         """Delete every fact of the user and their records."""
 
         def plan(tx: Tx) -> tuple[list[CoreFact], list[Row]]:
+            self.db.lock_key(tx, facts_key(user_id))
             facts = self.facts_log.delete_user(tx, user_id)
             rows = [row for row, _ in self.records.find_rows(tx, user_id, kinds=["fact"])]
             return facts, rows
@@ -320,6 +324,7 @@ class SQLBackend:
         check_user(user_id)
 
         def plan(tx: Tx) -> tuple[list[CoreFact], list[Row]]:
+            self.db.lock_key(tx, facts_key(user_id))
             removed = self.facts_log.matching(tx, user_id, subject=subject, fact_id=fact_id)
             if not removed:
                 return [], []
@@ -347,6 +352,8 @@ class SQLBackend:
         rows: list[Row] = []
         if not turns:
             return rows
+        for thread in sorted(turns):  # after the facts lock, in one order: no deadlock
+            self.db.lock_key(tx, thread_key(user_id, thread))
         ids = [turn_record_id(user_id, thread, i) for thread, idx in turns.items() for i in idx]
         rows += [row for row, _ in self.records.find_rows(tx, user_id, ids=ids)]
         for row, record in self.records.find_rows(tx, user_id, kinds=["summary"]):
@@ -420,11 +427,13 @@ class SQLBackend:
         check_user(user_id)
         with self.db.write() as tx:
             self.db.lock_key(tx, user_key(user_id), shared=True)
+            self.db.lock_key(tx, thread_key(user_id, thread_id))
             rows = self.records.user_rows(tx, user_id, thread_id=thread_id)
             self.threads_log.delete_thread(tx, user_id, thread_id)
             self.records.forget_rows(tx, user_id, rows, whole_user=False)
         self.records.finish_forget(user_id, rows, whole_user=False)
         self._purge()
+        self._purge_checkpoints([thread_id])
         return len(rows)
 
     def forget_user(self, user_id: str) -> int:
@@ -432,6 +441,12 @@ class SQLBackend:
         check_user(user_id)
         with self.db.write() as tx:
             self.db.lock_key(tx, user_key(user_id))
+            threads = [
+                str(r[0])
+                for r in tx.execute(
+                    "SELECT thread_id FROM threads WHERE user_id=?", (user_id,)
+                ).fetchall()
+            ]
             rows = self.records.user_rows(tx, user_id)
             self.records.forget_rows(tx, user_id, rows, whole_user=True)
             self.threads_log.delete_user(tx, user_id)
@@ -440,8 +455,41 @@ class SQLBackend:
             tx.execute("UPDATE users SET generation=generation+1 WHERE user_id=?", (user_id,))
         self.records.finish_forget(user_id, rows, whole_user=True)
         self._purge()
+        self._purge_checkpoints(threads)
         logger.info("forgot user %s (%d archive records)", user_id, len(rows))
         return len(rows)
+
+    # -- LangGraph checkpoints -------------------------------------------------------
+
+    def register_checkpointer(self, saver: Any) -> None:
+        """Have forgets delete their threads from ``saver`` (a LangGraph checkpointer) too.
+
+        After :meth:`forget_user` (every thread the user had) or
+        :meth:`forget_thread` commits, ``saver.delete_thread(thread_id)`` is
+        called for each thread. LangGraph keys checkpoints by thread id alone:
+        the graph and the middleware refuse a thread of another user, so a
+        thread id in a user's memory is that user's checkpoint thread.
+        Registering one saver twice is a no-op.
+        """
+        if all(saver is not known for known in self.checkpointers):
+            self.checkpointers.append(saver)
+
+    def _purge_checkpoints(self, thread_ids: Sequence[str]) -> None:
+        """Delete forgotten threads from every registered checkpointer (all are tried)."""
+        failed: list[tuple[str, BaseException]] = []
+        for saver in list(self.checkpointers):
+            for thread_id in thread_ids:
+                try:
+                    saver.delete_thread(thread_id)
+                except Exception as exc:  # reported below, after the others
+                    logger.exception("deleting checkpoint thread %s failed", thread_id)
+                    failed.append((thread_id, exc))
+        if failed:
+            ids = sorted({t for t, _ in failed})
+            raise StorageError(
+                f"the memory was forgotten, but deleting checkpoint thread(s) {ids} failed "
+                f"({failed[0][1]!r}); call the checkpointer's delete_thread for them again"
+            ) from failed[0][1]
 
     # -- users -----------------------------------------------------------------------
 
