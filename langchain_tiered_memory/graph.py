@@ -336,9 +336,11 @@ def build_memory_graph(
             (default ``.tiered-memory``).
         tools: Tools the model may call (a ``retrieve_memory`` tool among them
             for self-directed recall).
-        checkpointer: A LangGraph checkpointer; ``None`` for SQLite on disk
-            (conversations survive restarts); ``False`` for none (what the
-            LangGraph server wants: it brings its own persistence).
+        checkpointer: A LangGraph checkpointer; ``None`` for the store's own
+            (:meth:`~langchain_tiered_memory.store.MemoryStore.checkpointer`:
+            Postgres keeps checkpoints in the same database) or else SQLite on
+            disk (conversations survive restarts); ``False`` for none (what
+            the LangGraph server wants: it brings its own persistence).
         default_user_id: The user of runs that name none (opt-in; without it
             such a run is an error, see :mod:`langchain_tiered_memory.identity`).
         **memory_kwargs: Budget and memory options (``context_window``, ``model``...).
@@ -390,6 +392,9 @@ def build_memory_graph(
         builder.add_edge("answer", "update_memory")
     builder.add_edge("update_memory", END)
     builder.add_edge("refuse", END)
+    if checkpointer is None:  # Postgres: PostgresSaver on the store's database, purged on forget
+        make = getattr(store, "checkpointer", None)
+        checkpointer = make() if callable(make) else None
     if checkpointer is None:
         import sqlite3
 

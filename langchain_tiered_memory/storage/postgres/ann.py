@@ -137,7 +137,7 @@ class AnnIndexes:
 
         def run() -> None:
             try:
-                self.build(user_id, dim)
+                self.build(user_id, dim, wait=False)
             except Exception:
                 logger.exception("building the HNSW index of user %s failed", user_id)
             finally:
@@ -146,15 +146,18 @@ class AnnIndexes:
 
         threading.Thread(target=run, name=f"hnsw-{name}", daemon=True).start()
 
-    def build(self, user_id: str, dim: int) -> bool:
+    def build(self, user_id: str, dim: int, *, wait: bool = True) -> bool:
         """Build ``user_id``'s index now (``CREATE INDEX CONCURRENTLY``); True once it is valid.
 
-        Returns False, having built nothing, while another worker builds it.
+        While another worker (or thread) builds it, waits for that build - or,
+        without ``wait``, returns False at once.
         """
         name = ann_index_name(user_id)
         lock = int.from_bytes(hashlib.blake2b(name.encode(), digest_size=8).digest(), "big") >> 1
         with self.db.autocommit() as conn:
-            if not conn.execute("SELECT pg_try_advisory_lock(%s)", (lock,)).fetchone()[0]:
+            if wait:
+                conn.execute("SELECT pg_advisory_lock(%s)", (lock,))
+            elif not conn.execute("SELECT pg_try_advisory_lock(%s)", (lock,)).fetchone()[0]:
                 return False
             try:
                 invalid = conn.execute(
@@ -186,6 +189,7 @@ class AnnIndexes:
                     )
                 )
                 conn.execute("RESET maintenance_work_mem")
+                conn.execute("ANALYZE records")  # so the planner knows how many rows are theirs
                 logger.info(
                     "built the HNSW index of user %s in %.1f s",
                     user_id,

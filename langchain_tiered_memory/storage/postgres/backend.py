@@ -235,21 +235,37 @@ class PostgresBackend(SQLBackend):
         from the rows that remain. Online: reads and writes go on.
 
         With ``full``: ``VACUUM FULL`` rewrites each table and its indexes
-        into new files without the deleted rows, then a ``CHECKPOINT`` lets
-        the old files go: afterwards no file of the database's tables holds
-        a forgotten row (the write-ahead log, replicas and backups keep
-        theirs until they are recycled). It locks each table while it is
+        into new files without the deleted rows, rewrites the statistics
+        catalog (``pg_statistic``: its old rows sampled the forgotten values,
+        and ``ANALYZE`` keeps the statistics of a table it finds empty, so
+        those are deleted)
+        and runs a ``CHECKPOINT`` so the old files go: afterwards no data file
+        of the database holds a forgotten value (the write-ahead log,
+        replicas and backups keep theirs until they are recycled). The last
+        two need a superuser (``pg_statistic``) and ``pg_checkpoint``; without
+        them a warning is logged. It locks each table while it is
         rewritten: a maintenance-window operation.
         """
         tables = [*TABLES, *self._checkpoint_tables()]
         statement = "VACUUM (FULL, ANALYZE) " if full else "VACUUM (ANALYZE) "
         with self.db.autocommit() as conn:  # type: ignore[attr-defined]
             conn.execute(statement + ", ".join(tables))
-            if full:
+            if not full:
+                return
+            # the old statistics rows (samples of the forgotten values) are dead rows of a
+            # catalog, and ANALYZE leaves an emptied table's statistics as they were: clearing
+            # and rewriting the catalog needs a superuser, checkpointing pg_checkpoint too
+            empty = [t for t in tables if not conn.execute(f"SELECT 1 FROM {t} LIMIT 1").fetchone()]
+            steps = [
+                *(f"DELETE FROM pg_statistic WHERE starelid = '{t}'::regclass" for t in empty),
+                "VACUUM FULL pg_statistic",
+                "CHECKPOINT",
+            ]
+            for step in steps:
                 try:
-                    conn.execute("CHECKPOINT")
-                except Exception as exc:  # noqa: BLE001 - needs superuser or pg_checkpoint
-                    logger.warning("CHECKPOINT after VACUUM FULL was refused: %s", exc)
+                    conn.execute(step)
+                except Exception as exc:  # noqa: BLE001 - a warning: the tables are done
+                    logger.warning("%s was refused (%s); see vacuum()'s docstring", step, exc)
 
     def _checkpoint_tables(self) -> list[str]:
         rows = self.db.query(  # type: ignore[attr-defined]

@@ -714,7 +714,7 @@ class PostgresRecordStore:
             self.ann.build_soon(user_id, dim)
 
     def warm_up(self, user_id: str) -> bool:
-        """Prepare fast recall for ``user_id`` now; True if an HNSW index was built.
+        """Prepare fast recall for ``user_id`` now; True if they have an HNSW index then.
 
         A very large user's index is otherwise built in the background after
         their first search (searches stay exact meanwhile). A server can call
@@ -723,8 +723,10 @@ class PostgresRecordStore:
         check_user(user_id)
         size = self.count(user_id)
         self._sizes[user_id] = (size, time.monotonic())
-        if self.dim is None or not self.ann.wants(user_id, size):
+        if self.dim is None or size <= self.ann.min_records:
             return False
+        if self.ann.dimension(user_id) == self.dim:
+            return True
         return self.ann.build(user_id, self.dim)
 
     # -- forgetting ------------------------------------------------------------------
