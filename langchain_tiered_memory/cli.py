@@ -179,6 +179,29 @@ def demo(
 DataDir = Annotated[
     Path, typer.Option("--data-dir", help="Memory data directory (shared by chat and inspect).")
 ]
+StoreUrl = Annotated[
+    str | None,
+    typer.Option(
+        "--store",
+        help="A postgresql:// URL: the memory lives in that database instead of --data-dir.",
+    ),
+]
+
+
+def _location(data_dir: Path, store: str | None) -> str | Path:
+    """Where the memory is: ``--store`` (a Postgres URL) if given, else ``--data-dir``."""
+    from langchain_tiered_memory.storage.postgres.db import is_postgres_url, redact_url
+
+    if store is None:
+        return data_dir
+    if not is_postgres_url(store):
+        raise typer.BadParameter(
+            f"expected a postgresql:// URL, got {redact_url(store)!r} (a directory goes to "
+            "--data-dir)",
+            param_hint="--store",
+        )
+    _require_module("psycopg", "--store", "postgres")
+    return store
 
 
 @app.command()
@@ -186,6 +209,7 @@ def chat(
     user: Annotated[str, typer.Option(help="Whose memory.")] = "me",
     thread: Annotated[str, typer.Option(help="Conversation id.")] = "chat",
     data_dir: DataDir = Path(".tiered-memory"),
+    store: StoreUrl = None,
     model: Annotated[
         str,
         typer.Option(
@@ -204,18 +228,21 @@ def chat(
 
     from langchain_tiered_memory.chat import HELP, ChatSession
     from langchain_tiered_memory.models import resolve_chat_model
+    from langchain_tiered_memory.storage.postgres.db import redact_url
     from langchain_tiered_memory.store import MemoryStore
 
+    location = _location(data_dir, store)
     try:
         chat_model = resolve_chat_model(model, what="--model")
     except ImportError as exc:
         console.print(f"[red]{escape(str(exc))}[/]\nFalling back to --model none.")
         chat_model = None
-    with MemoryStore(data_dir, embeddings=embeddings) as store:
+    with MemoryStore(location, embeddings=embeddings) as memory_store:
         session = ChatSession(
-            store.memory(user, thread, context_window=context_window), model=chat_model
+            memory_store.memory(user, thread, context_window=context_window), model=chat_model
         )
-        console.print(f"memory of [bold]{user}[/] in {data_dir} - {HELP.splitlines()[0]} /help")
+        where = escape(redact_url(str(location)))
+        console.print(f"memory of [bold]{user}[/] in {where} - {HELP.splitlines()[0]} /help")
         interactive = sys.stdin.isatty()
         while not session.done:
             try:
@@ -231,6 +258,7 @@ def chat(
 def inspect_command(
     user: Annotated[str, typer.Option(help="Whose memory.")] = "me",
     data_dir: DataDir = Path(".tiered-memory"),
+    store: StoreUrl = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print JSON for scripts.")] = False,
     limit: Annotated[int, typer.Option(help="Most records and audit events.")] = 200,
     embeddings: Annotated[
@@ -241,14 +269,60 @@ def inspect_command(
     from langchain_tiered_memory.inspector import inspect_user, render_inspection
     from langchain_tiered_memory.store import MemoryStore
 
-    if not data_dir.exists():
+    location = _location(data_dir, store)
+    if store is None and not data_dir.exists():
         raise typer.BadParameter(f"no data directory at {data_dir}", param_hint="--data-dir")
-    with MemoryStore(data_dir, embeddings=embeddings) as store:
-        data = inspect_user(store, user, limit=limit)
+    with MemoryStore(location, embeddings=embeddings) as memory_store:
+        data = inspect_user(memory_store, user, limit=limit)
     if as_json:
         typer.echo(json.dumps(data, indent=2, ensure_ascii=False, default=str))
     else:
         render_inspection(data, console)
+
+
+@app.command()
+def migrate(
+    data_dir: Annotated[Path, typer.Argument(help="The SQLite data directory to copy.")],
+    url: Annotated[str, typer.Argument(help="The target database: postgresql://user:pw@host/db")],
+    batch: Annotated[int, typer.Option(help="Rows per transaction.")] = 2000,
+    sample: Annotated[int, typer.Option(help="Records and messages compared afterwards.")] = 200,
+    out: Annotated[Path | None, typer.Option(help="Write the report as JSON here.")] = None,
+) -> None:
+    """Copy a data directory into Postgres (safe to re-run), then verify the copy."""
+    location = _location(data_dir, url)
+    if not (data_dir / "archive.sqlite").is_file():
+        raise typer.BadParameter(f"no data directory at {data_dir}", param_hint="DATA_DIR")
+    from langchain_tiered_memory.storage.postgres.migrate import migrate_directory
+
+    with _progress() as progress:
+        tasks: dict[str, Any] = {}
+
+        def show(table: str, done: int, total: int) -> None:
+            if table not in tasks:
+                tasks[table] = progress.add_task(table, total=max(total, 1))
+            progress.update(tasks[table], completed=done if total else 1)
+
+        report = migrate_directory(
+            data_dir, str(location), batch=batch, sample=sample, on_progress=show
+        )
+    table = Table(title=f"{escape(report.source)} -> {escape(report.target)}")
+    for column in ("table", "in the directory", "in the database", "copied now"):
+        table.add_column(column, justify="right")
+    for name, rows in report.source_rows.items():
+        table.add_row(
+            name, f"{rows:,}", f"{report.target_rows[name]:,}", f"{report.copied[name]:,}"
+        )
+    console.print(table)
+    write_json(report.to_dict(), out)
+    if not report.ok:
+        for problem in report.problems[:20]:
+            console.print(f"[red]problem:[/] {escape(problem)}")
+        console.print(f"[red]{len(report.problems)} problem(s)[/]: run the migration again")
+        raise typer.Exit(code=1)
+    console.print(
+        f"[green]verified[/]: every table complete, {report.sampled} sampled records and "
+        "messages identical. Point the application at the URL (MemoryStore(url), --store)."
+    )
 
 
 @bench_app.command("tokens")

@@ -61,7 +61,7 @@ from langchain_tiered_memory.storage.sql import user_key
 from langchain_tiered_memory.storage.sql.audit import AuditLog
 from langchain_tiered_memory.storage.vectors import unit_rows
 
-__all__ = ["PostgresRecordStore", "PreparedRecords"]
+__all__ = ["PostgresRecordStore", "PreparedRecords", "stored_vector"]
 
 logger = logging.getLogger(__name__)
 
@@ -844,7 +844,7 @@ class PostgresRecordStore:
         )
         if not rows or rows[0][0] is None:
             return None
-        return np.asarray(rows[0][0], dtype=np.float32)
+        return stored_vector(rows[0][0])
 
     def export_user(self, user_id: str) -> dict[str, Any]:
         """Everything stored about ``user_id``: records and audit events (no vectors)."""
@@ -871,6 +871,12 @@ class PostgresRecordStore:
 
     def __repr__(self) -> str:
         return f"PostgresRecordStore({self._db.where!r})"
+
+
+def stored_vector(value: Any) -> np.ndarray:
+    """A ``vector`` column's value (pgvector's ``Vector``, or an array) as float32."""
+    to_numpy = getattr(value, "to_numpy", None)
+    return np.asarray(to_numpy() if to_numpy is not None else value, dtype=np.float32)
 
 
 def _sql(statement: str) -> str:
