@@ -445,9 +445,23 @@ def bench_overhead(
         str, typer.Option(help="Comma-separated: typical (many users), single_user (worst case).")
     ] = "typical,single_user",
     queries: Annotated[int, typer.Option(help="Timed recalls per archive.")] = 200,
+    store: Annotated[
+        str | None,
+        typer.Option(
+            "--store",
+            help="Also measure Postgres on this server (postgresql:// URL; the bench creates "
+            "databases tm_bench_<layout>_<size> there and reuses them).",
+        ),
+    ] = None,
+    concurrency: Annotated[
+        str, typer.Option(help="Throughput with this many concurrent workers ('' to skip).")
+    ] = "1,4,16",
+    concurrency_seconds: Annotated[
+        float, typer.Option(help="Seconds each throughput measurement runs.")
+    ] = 5.0,
     out: Annotated[Path | None, typer.Option(help="Write the JSON result here.")] = None,
 ) -> None:
-    """Recall and add latency (p50/p95) and bytes per record as the archive grows."""
+    """Recall and add latency (p50/p95), throughput and bytes per record as the archive grows."""
     import tempfile
 
     from langchain_tiered_memory.bench.overhead import Layout, run_overhead_bench
@@ -455,6 +469,8 @@ def bench_overhead(
 
     sizes = [int(x) for x in records.split(",") if x.strip()]
     chosen = cast("list[Layout]", [x.strip() for x in layouts.split(",") if x.strip()])
+    levels = [int(x) for x in concurrency.split(",") if x.strip()]
+    url = str(_location(Path(), store)) if store is not None else None
     with tempfile.TemporaryDirectory() as scratch, console.status("building archives") as status:
         result = run_overhead_bench(
             sizes,
@@ -463,8 +479,12 @@ def bench_overhead(
             layouts=chosen,
             queries=queries,
             query_embedder=default_embeddings(),
+            postgres_url=url,
+            concurrency=levels,
+            concurrency_seconds=concurrency_seconds,
             on_progress=lambda m: status.update(m),
         )
+    backends = [("SQLite", result)] + ([("Postgres", result["postgres"])] if url else [])
     for key, title in (
         ("sizes", f"archive overhead, {records_per_user:,} records per user"),
         ("single_user", "archive overhead, one user owns every record (worst case)"),
@@ -473,6 +493,7 @@ def bench_overhead(
             continue
         table = Table(title=title)
         for column in (
+            "backend",
             "records",
             "recall p50 / p95",
             "recall CPU p50 / p95",
@@ -481,20 +502,39 @@ def bench_overhead(
             "bytes/record",
         ):
             table.add_column(column, justify="right")
-        for size, row in result[key].items():
-            table.add_row(
-                f"{int(size):,}",
-                f"{row['recall_p50_ms']:.1f} / {row['recall_p95_ms']:.1f} ms",
-                f"{row['recall_cpu_p50_ms']:.1f} / {row['recall_cpu_p95_ms']:.1f} ms",
-                f"{row['search_p50_ms']:.1f} / {row['search_p95_ms']:.1f} ms",
-                f"{row['add_p50_ms']:.1f} / {row['add_p95_ms']:.1f} / {row['add_max_ms']:,.0f} ms",
-                f"{row['bytes_per_record']:,.0f}",
-            )
+        for name, rows in backends:
+            for size, row in rows[key].items():
+                table.add_row(
+                    name,
+                    f"{int(size):,}",
+                    f"{row['recall_p50_ms']:.1f} / {row['recall_p95_ms']:.1f} ms",
+                    f"{row['recall_cpu_p50_ms']:.1f} / {row['recall_cpu_p95_ms']:.1f} ms",
+                    f"{row['search_p50_ms']:.1f} / {row['search_p95_ms']:.1f} ms",
+                    f"{row['add_p50_ms']:.1f} / {row['add_p95_ms']:.1f} / "
+                    f"{row['add_max_ms']:,.0f} ms",
+                    f"{row['bytes_per_record']:,.0f}",
+                )
         console.print(table)
+        if levels:
+            through = Table(title=f"{title}: throughput (recalls/s, adds/s)")
+            through.add_column("backend")
+            through.add_column("records", justify="right")
+            for workers in levels:
+                through.add_column(f"{workers} workers", justify="right")
+            for name, rows in backends:
+                for size, row in rows[key].items():
+                    cells = [
+                        f"{row['throughput'][str(w)]['recall_per_s']:,.0f} / "
+                        f"{row['throughput'][str(w)]['add_per_s']:,.0f}"
+                        for w in levels
+                    ]
+                    through.add_row(name, f"{int(size):,}", *cells)
+            console.print(through)
     console.print(
         "recall = full Recaller.recall without the query embedding; search = dense 40 + "
         f"keyword 40 candidates. Query embedding (default embedder) p50 / p95: "
-        f"{result.get('query_embedding_p50_ms')} / {result.get('query_embedding_p95_ms')} ms"
+        f"{result.get('query_embedding_p50_ms')} / {result.get('query_embedding_p95_ms')} ms. "
+        "Workers are threads sharing one store."
     )
     write_json(result, out)
 

@@ -333,3 +333,32 @@ def test_nul_characters_are_stored_as_replacement_characters(store: Any) -> None
     assert store.memory("ana", "t1").messages[0].content == "a\x00b"  # the log keeps JSON
     store.archive.add([MemoryRecord.new(user_id="ana", kind="fact", text="x\x00y", id="f1")])
     assert store.archive.get(["f1"])[0].text == "x\ufffdy"
+
+
+def test_the_overhead_bench_measures_postgres_beside_sqlite(
+    tmp_path: Path, postgres_server: str
+) -> None:
+    import json
+
+    from typer.testing import CliRunner
+
+    from langchain_tiered_memory.cli import app
+
+    out = tmp_path / "overhead.json"
+    args = ["bench", "overhead", "--records", "400", "--records-per-user", "200", "--queries", "5"]
+    args += ["--workdir", str(tmp_path / "w"), "--store", postgres_server, "--out", str(out)]
+    args += ["--concurrency", "1,3", "--concurrency-seconds", "0.2"]
+    result = CliRunner().invoke(app, args)
+    assert result.exit_code == 0, result.output
+    assert "Postgres" in result.output and "SQLite" in result.output
+    report = json.loads(out.read_text())
+    for rows in (report, report["postgres"]):
+        for layout in ("sizes", "single_user"):
+            row = rows[layout]["400"]
+            assert row["recall_p95_ms"] >= row["recall_p50_ms"] > 0
+            assert row["bytes_per_record"] > 100
+            assert row["throughput"]["3"]["add_per_s"] > 0
+    assert report["postgres"]["sizes"]["400"]["users"] == 2
+    with psycopg.connect(postgres_server, autocommit=True) as conn:  # the bench's own databases
+        for name in ("tm_bench_typical_400", "tm_bench_single_user_400"):
+            conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
