@@ -332,8 +332,8 @@ def build_memory_graph(
             ``model=`` among the memory options), the memory takes its window
             and token counter from this model where it can tell them.
         store: A :class:`~langchain_tiered_memory.store.MemoryStore`, a
-            :class:`MemoryResolver`, or ``None`` for one under ``$TIERED_MEMORY_HOME``
-            (default ``.tiered-memory``).
+            :class:`MemoryResolver`, or ``None`` for one at ``$TIERED_MEMORY_HOME``
+            (a data directory, default ``.tiered-memory``, or a ``postgresql://`` URL).
         tools: Tools the model may call (a ``retrieve_memory`` tool among them
             for self-directed recall).
         checkpointer: A LangGraph checkpointer; ``None`` for the store's own
@@ -361,7 +361,9 @@ def build_memory_graph(
         if store is None:
             from langchain_tiered_memory.store import MemoryStore
 
-            store = MemoryStore(Path(os.environ.get("TIERED_MEMORY_HOME", ".tiered-memory")))
+            home = os.environ.get("TIERED_MEMORY_HOME", ".tiered-memory")  # or a postgresql:// URL
+            url = home.startswith(("postgresql://", "postgres://"))
+            store = MemoryStore(home if url else Path(home))
         sized = {"model", "context_window", "budget", "token_counter"} & set(memory_kwargs)
         if chat_model is not None and not sized:
             sizing = memory_model_for(chat_model)

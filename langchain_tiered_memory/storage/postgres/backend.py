@@ -29,13 +29,12 @@ from __future__ import annotations
 import asyncio
 import functools
 import logging
-import time
 from collections.abc import Callable
 from typing import Any, TypeVar
 
 from langchain_core.embeddings import Embeddings
 
-from langchain_tiered_memory.storage.errors import StorageError, StorageUnavailableError
+from langchain_tiered_memory.storage.errors import StorageError
 from langchain_tiered_memory.storage.postgres.ann import AnnIndexes
 from langchain_tiered_memory.storage.postgres.db import (
     PostgresDatabase,
@@ -168,6 +167,7 @@ class PostgresBackend(SQLBackend):
             timeout=pool_timeout,
             configure=_vector_configure,
             prepare_threshold=prepare_threshold,
+            retries=retries,
         )
         try:
             records = PostgresRecordStore(
@@ -177,7 +177,6 @@ class PostgresBackend(SQLBackend):
             db.close()
             raise
         self.url = url
-        self.retries = retries
         self.vacuum_after_forget = vacuum_after_forget
         self._saver: Any = None
         self._saver_pool: Any = None
@@ -186,21 +185,7 @@ class PostgresBackend(SQLBackend):
     # -- retries ---------------------------------------------------------------------
 
     def _retrying(self, name: str, call: Callable[[], _T], *, idempotent: bool = True) -> _T:
-        attempt = 0
-        while True:
-            try:
-                return call()
-            except StorageUnavailableError as exc:
-                unknown = bool(getattr(exc, "outcome_unknown", False))
-                if (
-                    attempt >= self.retries
-                    or self.db.in_transaction  # type: ignore[attr-defined]
-                    or (unknown and not idempotent)
-                ):
-                    raise
-                attempt += 1
-                logger.warning("%s on %s failed (%s); retry %d", name, self.where, exc, attempt)
-                time.sleep(0.2 * attempt)
+        return self.db.retrying(name, call, idempotent=idempotent)  # type: ignore[attr-defined]
 
     # -- forgetting ------------------------------------------------------------------
 

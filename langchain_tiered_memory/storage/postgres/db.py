@@ -44,9 +44,10 @@ import hashlib
 import logging
 import re
 import threading
+import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
-from typing import Any
+from typing import Any, TypeVar
 
 from langchain_tiered_memory.storage.errors import (
     StorageDamagedError,
@@ -69,6 +70,8 @@ __all__ = [
 ]
 
 logger = logging.getLogger(__name__)
+
+_T = TypeVar("_T")
 
 _URL_PASSWORD = re.compile(r"^(postgres(?:ql)?://[^:/@]*:)([^@]*)(@)")
 
@@ -230,6 +233,8 @@ class PostgresDatabase:
         prepare_threshold: psycopg's server-side prepare threshold; ``None``
             behind a transaction-mode pgbouncer.
         application_name: Shown in ``pg_stat_activity``.
+        retries: Times :meth:`retrying` (and :meth:`query`) try again after
+            a dropped connection.
 
     Raises:
         StorageUnavailableError: if the server cannot be reached.
@@ -245,6 +250,7 @@ class PostgresDatabase:
         configure: Callable[[Any], None] | None = None,
         prepare_threshold: int | None = 5,
         application_name: str = "langchain-tiered-memory",
+        retries: int = 2,
     ) -> None:
         from psycopg_pool import ConnectionPool
 
@@ -254,6 +260,7 @@ class PostgresDatabase:
             )
         self.url = url
         self.where = redact_url(url)
+        self.retries = retries
         self._local = threading.local()
         self._closed = False
         kwargs = {
@@ -362,16 +369,40 @@ class PostgresDatabase:
         with self._transaction("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY", "reading") as tx:
             yield tx
 
-    def query(self, sql: str, params: Sequence[Any] = ()) -> list[tuple[Any, ...]]:
-        """Run one read statement outside any transaction block (its own snapshot).
+    def retrying(self, name: str, call: Callable[[], _T], *, idempotent: bool = True) -> _T:
+        """``call()``, tried again (:attr:`retries` times, after 0.2 s, 0.4 s, ...) when
+        its connection dropped.
 
-        Inside a write on this thread, it runs in that transaction.
+        A call that failed before its ``COMMIT`` wrote nothing and is always
+        retried; one whose ``COMMIT`` was cut off (outcome unknown) only if it
+        is ``idempotent``. Inside an open transaction nothing is retried (the
+        transaction is lost: the outermost call retries).
         """
+        attempt = 0
+        while True:
+            try:
+                return call()
+            except StorageUnavailableError as exc:
+                unknown = bool(getattr(exc, "outcome_unknown", False))
+                if attempt >= self.retries or self.in_transaction or (unknown and not idempotent):
+                    raise
+                attempt += 1
+                logger.warning("%s on %s failed (%s); retry %d", name, self.where, exc, attempt)
+                time.sleep(0.2 * attempt)
+
+    def query(self, sql: str, params: Sequence[Any] = ()) -> list[tuple[Any, ...]]:
+        """Run one read statement outside any transaction block (its own snapshot),
+        retried after a dropped connection. Inside a write on this thread, it runs in
+        that transaction."""
         outer = getattr(self._local, "tx", None)
         if outer is not None:
             return list(outer.execute(sql, params).fetchall())
-        with self._connection("reading") as conn:
-            return list(PostgresTx(conn).execute(sql, params).fetchall())
+
+        def run() -> list[tuple[Any, ...]]:
+            with self._connection("reading") as conn:
+                return list(PostgresTx(conn).execute(sql, params).fetchall())
+
+        return self.retrying("a read", run)
 
     @contextmanager
     def autocommit(self) -> Iterator[Any]:

@@ -374,11 +374,14 @@ class PostgresRecordStore:
         prepared = self.prepare(records)
         if not prepared.items:
             return
-        with self._db.write() as tx:
-            for user in sorted({r.user_id for r, _, _, _ in prepared.items}):
-                self._db.lock_key(tx, user_key(user), shared=True)  # not across a forget
-            entries = self.write_prepared(tx, prepared)
-        self.finish_write(entries)
+
+        def write() -> list[Inserted]:
+            with self._db.write() as tx:
+                for user in sorted({r.user_id for r, _, _, _ in prepared.items}):
+                    self._db.lock_key(tx, user_key(user), shared=True)  # not across a forget
+                return self.write_prepared(tx, prepared)
+
+        self.finish_write(self._db.retrying("adding records", write))  # idempotent by id
 
     def set_metadata(
         self, tx: PostgresTx, record_id: str, user_id: str, patch: Mapping[str, Any]
@@ -817,10 +820,14 @@ class PostgresRecordStore:
         wanted = list(dict.fromkeys(ids))
         if not wanted:
             return 0
-        with self._db.write() as tx:
-            self._db.lock_key(tx, user_key(user_id), shared=True)
-            rows = [row for row, _ in self.find_rows(tx, user_id, ids=wanted)]
-            self.forget_rows(tx, user_id, rows, whole_user=False)
+
+        def forget() -> list[Row]:
+            with self._db.write() as tx:
+                self._db.lock_key(tx, user_key(user_id), shared=True)
+                rows = [row for row, _ in self.find_rows(tx, user_id, ids=wanted)]
+                return self.forget_rows(tx, user_id, rows, whole_user=False)
+
+        rows = self._db.retrying("deleting records", forget)
         self.finish_forget(user_id, rows, whole_user=False)
         return len(rows)
 
