@@ -362,3 +362,20 @@ def test_the_overhead_bench_measures_postgres_beside_sqlite(
     with psycopg.connect(postgres_server, autocommit=True) as conn:  # the bench's own databases
         for name in ("tm_bench_typical_400", "tm_bench_single_user_400"):
             conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+
+
+def test_long_records_and_ids_are_indexed_and_found(store: Any) -> None:
+    user, thread = "ü" * 500, "t" * 512  # 1,000 + 512 bytes: past any B-tree row with a tsvector
+    long_text = "花生" * 1500 + " jazz " + " ".join(f"word{i}" for i in range(3000))
+    where = {"user_id": user, "thread_id": thread}
+    store.archive.add(
+        [
+            MemoryRecord.new(**where, kind="summary", text=long_text, id="l"),
+            MemoryRecord.new(**where, kind="fact", text="short jazz", id="s"),
+        ]
+    )
+    found = store.archive.keyword_search("jazz", user_id=user)
+    assert {r.id for r, _ in found} == {"l", "s"}
+    assert [r.id for r, _ in store.archive.keyword_search("word2999", user_id=user)] == ["l"]
+    assert {r.id for r, _ in store.archive.dense_search("jazz", user_id=user)} == {"l", "s"}
+    assert store.archive.keyword_search("jazz", user_id="ü" * 499) == []

@@ -34,9 +34,30 @@ from typing import Any
 
 from psycopg import sql
 
-__all__ = ["AnnIndexes", "ann_index_name"]
+__all__ = ["INDEX_BUILD_LOCK", "AnnIndexes", "ann_index_name", "index_build_lock"]
 
 logger = logging.getLogger(__name__)
+
+
+#: The advisory lock every index build of the package holds (one build at a time).
+INDEX_BUILD_LOCK = 0x746D_696E_6465_7800  # "tmindex"
+
+
+def index_build_lock(conn: Any, *, wait: bool, poll: float = 0.2) -> bool:
+    """Take :data:`INDEX_BUILD_LOCK` on an autocommit connection (a session lock: release
+    it with ``pg_advisory_unlock``); without ``wait``, False if another build holds it.
+
+    Waiting polls with ``pg_try_advisory_lock`` rather than blocking in
+    ``pg_advisory_lock``: ``CREATE INDEX CONCURRENTLY`` waits for every open
+    transaction, a blocked lock call included, so blocking would deadlock.
+    """
+    while True:
+        row = conn.execute("SELECT pg_try_advisory_lock(%s)", (INDEX_BUILD_LOCK,)).fetchone()
+        if row is not None and row[0]:
+            return True
+        if not wait:
+            return False
+        time.sleep(poll)
 
 
 def ann_index_name(user_id: str) -> str:
@@ -153,11 +174,8 @@ class AnnIndexes:
         without ``wait``, returns False at once.
         """
         name = ann_index_name(user_id)
-        lock = int.from_bytes(hashlib.blake2b(name.encode(), digest_size=8).digest(), "big") >> 1
         with self.db.autocommit() as conn:
-            if wait:
-                conn.execute("SELECT pg_advisory_lock(%s)", (lock,))
-            elif not conn.execute("SELECT pg_try_advisory_lock(%s)", (lock,)).fetchone()[0]:
+            if not index_build_lock(conn, wait=wait):
                 return False
             try:
                 invalid = conn.execute(
@@ -196,7 +214,7 @@ class AnnIndexes:
                     time.perf_counter() - started,
                 )
             finally:
-                conn.execute("SELECT pg_advisory_unlock(%s)", (lock,))
+                conn.execute("SELECT pg_advisory_unlock(%s)", (INDEX_BUILD_LOCK,))
         self._refresh(force=True)
         return self.dimension(user_id) is not None
 

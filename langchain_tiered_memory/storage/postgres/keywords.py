@@ -15,8 +15,10 @@ Both sides use the shared split of :mod:`langchain_tiered_memory.storage.fts`
   ``tsquery`` (a single CJK character is a prefix query), ORed.
 
 Scores are BM25 (``k1`` 1.2, ``b`` 0.75, as FTS5) with each matched term
-counted once per record: IDFs come from the user's own records, so another
-user's vocabulary never changes a user's ranking.
+counted once per record, computed in SQL (see
+:func:`~langchain_tiered_memory.storage.postgres.records.PostgresRecordStore.keyword_search`):
+IDFs come from the user's own records, so another user's vocabulary never
+changes a user's ranking.
 
 Example:
     >>> document_text("Café CRÈME, 我对花生过敏!")
@@ -32,8 +34,6 @@ import unicodedata
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-import numpy as np
-
 from langchain_tiered_memory.storage.fts import fts_terms, fts_tokens
 from langchain_tiered_memory.storage.postgres.schema import TS_CONFIG
 
@@ -41,9 +41,10 @@ __all__ = [
     "BM25_B",
     "BM25_K1",
     "QueryTerm",
-    "bm25_scores",
+    "bounded_idf",
     "document_text",
     "fold",
+    "or_query",
     "query_terms",
     "term_sql",
 ]
@@ -108,33 +109,6 @@ def term_sql(term: QueryTerm) -> tuple[str, str]:
         quoted = term.text.replace("\\", "\\\\").replace("'", "''")
         return f"to_tsquery('{TS_CONFIG}', ?)", f"'{quoted}':*"
     return f"plainto_tsquery('{TS_CONFIG}', ?)", term.text
-
-
-def bm25_scores(
-    matches: np.ndarray, lengths: np.ndarray, total: int, *, avg_length: float | None = None
-) -> np.ndarray:
-    """BM25 scores of records from which query terms they contain.
-
-    Args:
-        matches: ``(records, terms)`` booleans: record ``i`` contains term ``j``.
-        lengths: Each record's number of distinct lexemes.
-        total: Records in the collection (the user's archive) for the IDFs.
-        avg_length: The collection's mean length (default: that of ``lengths``).
-
-    Example:
-        >>> m = np.array([[True, False], [True, True]])
-        >>> s = bm25_scores(m, np.array([5, 5]), total=10)
-        >>> bool(s[1] > s[0] > 0)
-        True
-    """
-    if matches.size == 0:
-        return np.zeros(matches.shape[0])
-    df = matches.sum(axis=0).astype(np.float64)
-    n = max(int(total), int(matches.shape[0]))
-    idf = np.log(1.0 + (n - df + 0.5) / (df + 0.5))
-    mean = avg_length if avg_length else float(lengths.mean()) or 1.0
-    norm = (BM25_K1 + 1.0) / (1.0 + BM25_K1 * (1.0 - BM25_B + BM25_B * lengths / mean))
-    return (matches.astype(np.float64) @ idf) * norm
 
 
 def bounded_idf(found: int, total: int) -> float:

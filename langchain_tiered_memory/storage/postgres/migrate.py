@@ -40,10 +40,10 @@ from typing import Any
 
 import numpy as np
 
-from langchain_tiered_memory.storage.postgres.db import redact_url
+from langchain_tiered_memory.storage.postgres.db import postgres_sql, redact_url
 from langchain_tiered_memory.storage.postgres.keywords import document_text
-from langchain_tiered_memory.storage.postgres.records import stored_vector
-from langchain_tiered_memory.storage.postgres.schema import TS_CONFIG
+from langchain_tiered_memory.storage.postgres.records import record_insert_sql, stored_vector
+from langchain_tiered_memory.storage.postgres.schema import COVERED_MAX_DIM, vector_index_sql
 
 __all__ = ["MigrationReport", "migrate_directory"]
 
@@ -213,15 +213,13 @@ def _copy_table(
 ) -> int:
     total = _count(source, table.name)
     columns = list(table.columns)
-    insert_columns = [c if c != "vector" else "embedding" for c in columns]
-    values = ["%s"] * len(columns)
-    if table.name == "records":
-        insert_columns.append("tsv")
-        values.append(f"to_tsvector('{TS_CONFIG}', %s)")
-    sql = (
-        f"INSERT INTO {table.name} ({', '.join(insert_columns)}) VALUES ({', '.join(values)}) "
-        "ON CONFLICT DO NOTHING"
-    )
+    if table.name == "records":  # the record store's own insert: keywords computed alike
+        sql = postgres_sql(record_insert_sql(with_rid=True), True)
+    else:
+        sql = (
+            f"INSERT INTO {table.name} ({', '.join(columns)}) VALUES "
+            f"({', '.join(['%s'] * len(columns))}) ON CONFLICT DO NOTHING"
+        )
     keys = [columns.index(k) for k in table.key]
     order = ", ".join(table.key)
     after = f"WHERE ({order}) > ({', '.join('?' * len(keys))})"
@@ -397,6 +395,8 @@ def migrate_directory(
                             f"{table.name}: {report.target_rows[table.name]} rows in the "
                             f"database, {report.source_rows[table.name]} in the directory"
                         )
+                if dim is not None and dim <= COVERED_MAX_DIM:
+                    pg.execute(vector_index_sql())  # what the record store would create
                 report.sampled, found = _sample_problems(
                     source, pg, dim, sample, random.Random(seed)
                 )

@@ -46,22 +46,32 @@ from langchain_tiered_memory.storage.codec import (
     to_micros,
 )
 from langchain_tiered_memory.storage.postgres.access import AccessTimes
-from langchain_tiered_memory.storage.postgres.ann import AnnIndexes
+from langchain_tiered_memory.storage.postgres.ann import (
+    INDEX_BUILD_LOCK,
+    AnnIndexes,
+    index_build_lock,
+)
 from langchain_tiered_memory.storage.postgres.db import PostgresDatabase, PostgresTx
 from langchain_tiered_memory.storage.postgres.keywords import (
-    bm25_scores,
+    BM25_B,
+    BM25_K1,
     bounded_idf,
     document_text,
     or_query,
     query_terms,
     term_sql,
 )
-from langchain_tiered_memory.storage.postgres.schema import TS_CONFIG
+from langchain_tiered_memory.storage.postgres.schema import (
+    COVERED_MAX_DIM,
+    TS_CONFIG,
+    small_tsv_sql,
+    vector_index_sql,
+)
 from langchain_tiered_memory.storage.sql import user_key
 from langchain_tiered_memory.storage.sql.audit import AuditLog
 from langchain_tiered_memory.storage.vectors import unit_rows
 
-__all__ = ["PostgresRecordStore", "PreparedRecords", "stored_vector"]
+__all__ = ["PostgresRecordStore", "PreparedRecords", "record_insert_sql", "stored_vector"]
 
 logger = logging.getLogger(__name__)
 
@@ -70,11 +80,28 @@ _COLS = (
     "r.rid, r.id, r.user_id, r.thread_id, r.kind, r.text, r.created_at, r.last_accessed_at, "
     "r.importance, r.sources, r.metadata"
 )
-_INSERT = (
-    "INSERT INTO records (id, user_id, thread_id, kind, text, created_at, last_accessed_at, "
-    f"importance, sources, metadata, embedding, tsv) VALUES (?,?,?,?,?,?,?,?,?,?,?, "
-    f"to_tsvector('{TS_CONFIG}', ?)) ON CONFLICT (id) DO NOTHING RETURNING rid, id"
-)
+
+
+def record_insert_sql(*, with_rid: bool = False) -> str:
+    """The ``INSERT`` of one record (``?`` placeholders: [rid,] id, user_id, thread_id,
+    kind, text, created_at, last_accessed_at, importance, sources, metadata, vector,
+    keyword text); skips an id stored already and returns ``rid, id``."""
+    names = ["id", "user_id", "thread_id", "kind", "text", "created_at", "last_accessed_at"]
+    names += ["importance", "sources", "metadata", "embedding"]
+    types = ["text", "text", "text", "text", "text", "bigint", "bigint", "float8", "text"]
+    types += ["text", "vector"]
+    if with_rid:
+        names, types = ["rid", *names], ["bigint", *types]
+    values = ", ".join(f"?::{t} AS {n}" for n, t in zip(names, types, strict=True))
+    small = small_tsv_sql("v.tsv", "v.user_id", "v.thread_id", "v.kind")
+    return (
+        f"INSERT INTO records ({', '.join(names)}, tsv, tsv_small) "
+        f"SELECT v.*, {small} FROM (SELECT {values}, to_tsvector('{TS_CONFIG}', ?) AS tsv) v "
+        "ON CONFLICT DO NOTHING RETURNING rid, id"
+    )
+
+
+_INSERT = record_insert_sql()
 
 #: A row the shared forget code handles: ``(rid, record id, text)``.
 Row = tuple[int, str, str]
@@ -157,7 +184,9 @@ class PostgresRecordStore:
         self.access = AccessTimes(self._write_access, interval=access_flush_seconds)
         self._sizes: dict[str, tuple[int, float]] = {}
         self._closed = False
+        self._vector_index = False
         self._dim = self._meta_int("dim")
+        self.ensure_vector_index()
         if embeddings is not None:
             self._check_embeddings_id(embeddings_id(embeddings))
 
@@ -186,6 +215,41 @@ class PostgresRecordStore:
                 stored,
                 wanted,
             )
+
+    def ensure_vector_index(self) -> bool:
+        """Create the covering index of the vectors if their dimension allows it (see
+        :mod:`.schema`); True when it exists. Once per database: on a large archive
+        (after ``tiered-memory migrate``) it takes a while, without blocking writes."""
+        if self._vector_index or self.dim is None or self.dim > COVERED_MAX_DIM:
+            return self._vector_index
+        valid = self._db.query(
+            "SELECT 1 FROM pg_index i JOIN pg_class c ON c.oid = i.indexrelid "
+            "WHERE c.relname = 'records_user_vectors' AND i.indisvalid"
+        )
+        if valid:  # the usual case: no lock taken
+            self._vector_index = True
+            return True
+        with self._db.autocommit() as conn:
+            index_build_lock(conn, wait=True)
+            try:
+                state = conn.execute(
+                    "SELECT i.indisvalid FROM pg_index i JOIN pg_class c ON c.oid = i.indexrelid "
+                    "WHERE c.relname = 'records_user_vectors'"
+                ).fetchone()
+                if state is not None and not state[0]:  # an interrupted build
+                    conn.execute("DROP INDEX CONCURRENTLY IF EXISTS records_user_vectors")
+                if state is None or not state[0]:
+                    started = time.perf_counter()
+                    conn.execute(vector_index_sql())
+                    logger.info(
+                        "indexed the vectors of %s in %.1f s",
+                        self._db.where,
+                        time.perf_counter() - started,
+                    )
+            finally:
+                conn.execute("SELECT pg_advisory_unlock(%s)", (INDEX_BUILD_LOCK,))
+        self._vector_index = True
+        return True
 
     def _dim_error(self, built: int, got: int) -> ValueError:
         return ValueError(
@@ -328,9 +392,11 @@ class PostgresRecordStore:
         return inserted
 
     def finish_write(self, entries: Sequence[Inserted]) -> None:
-        """After the commit: count the new records (and start an HNSW build a user now needs)."""
+        """After the commit: count the new records (and index the vectors once their
+        dimension is known)."""
         if entries and self._dim is None:
             self._dim = self._meta_int("dim")
+            self.ensure_vector_index()
         for entry in entries:
             user = entry.record.user_id
             if user in self._sizes:
@@ -437,13 +503,17 @@ class PostgresRecordStore:
                 sources,
                 metadata,
             ]
+            words = document_text(record.text)
+            small = small_tsv_sql(f"to_tsvector('{TS_CONFIG}', ?)", "?::text", "?::text", "?::text")
             sets = (
                 "thread_id=?, kind=?, created_at=?, last_accessed_at=?, importance=?, "
-                "sources=?, metadata=?"
+                f"sources=?, metadata=?, text=?, tsv=to_tsvector('{TS_CONFIG}', ?), "
+                f"tsv_small={small}"
             )
+            params += [record.text, words, words, record.user_id, record.thread_id, record.kind]
             if changed:
-                sets += f", text=?, embedding=?, tsv=to_tsvector('{TS_CONFIG}', ?)"
-                params += [record.text, vector, document_text(record.text)]
+                sets += ", embedding=?"
+                params.append(vector)
             tx.execute(
                 f"UPDATE records SET {sets} WHERE id=? AND user_id=?",
                 (*params, record.id, record.user_id),
@@ -616,23 +686,9 @@ class PostgresRecordStore:
         size = self.user_size(user_id)
         if size > self.keyword_exact_limit:
             return self._bounded_keyword_search(parts, flt, size, n)
-        where, params = flt.sql("r")
-        matches = ", ".join(f"r.tsv @@ {sql}" for sql, _ in parts)
-        rows = self._db.query(
-            f"SELECT r.rid, length(r.tsv), ({where}) AS ok, {matches} FROM records r "
-            f"WHERE r.user_id = ? AND r.tsv @@ {or_query([sql for sql, _ in parts])}",
-            [*params, *(p for _, p in parts), user_id, *(p for _, p in parts)],
-        )
-        if not rows:
-            return []
-        table = np.array([row[1:] for row in rows], dtype=np.float64)
-        scores = bm25_scores(table[:, 2:] > 0, table[:, 0], max(size, len(rows)))
-        rids = np.array([row[0] for row in rows], dtype=np.int64)
-        ok = table[:, 1] > 0
-        rids, scores = rids[ok], scores[ok]
-        order = np.lexsort((-rids, -scores))[: int(n)]  # best first, then newest
-        hits = list(zip(rids[order].tolist(), scores[order].tolist(), strict=True))
-        return self._resolve(hits, flt)
+        sql, params = _bm25_sql(parts, flt, size, int(n))
+        rows = self._db.query(sql, params)
+        return [(self._hydrate(row), float(row[11])) for row in rows]
 
     def _bounded_keyword_search(
         self, parts: Sequence[tuple[str, str]], flt: RecordFilter, size: int, n: int
@@ -641,10 +697,14 @@ class PostgresRecordStore:
         found: list[np.ndarray] = []
         weights: list[np.ndarray] = []
         for sql, param in parts:
+            branch = (
+                f"(SELECT r.rid FROM records r WHERE r.user_id = ? AND r.tsv_small = {{}} AND "
+                f"r.tsv @@ {sql} ORDER BY r.rid DESC LIMIT ?)"
+            )
             rows = self._db.query(
-                f"SELECT r.rid FROM records r WHERE r.user_id = ? AND r.tsv @@ {sql} "
-                "ORDER BY r.rid DESC LIMIT ?",
-                (flt.user_id, param, cap + 1),
+                f"SELECT rid FROM ({branch.format('true')} UNION ALL {branch.format('false')}) m "
+                "ORDER BY rid DESC LIMIT ?",
+                (flt.user_id, param, cap + 1, flt.user_id, param, cap + 1, cap + 1),
             )
             if not rows:
                 continue
@@ -702,10 +762,14 @@ class PostgresRecordStore:
                 tx.conn.execute(f"SET LOCAL hnsw.ef_search = {int(ef)}")
                 rows = tx.conn.execute(statement, (vector, vector)).fetchall()
         else:
-            where, params = flt.sql("r")
+            where, params = flt.sql("v")
+            if len(user_id.encode("utf-8", "surrogatepass")) <= 512:
+                where += " AND octet_length(v.user_id) <= 512"  # the covering index's rows
             rows = self._db.query(
-                f"SELECT {_COLS}, r.embedding <#> ? AS distance FROM records r WHERE {where} "
-                "AND r.embedding IS NOT NULL ORDER BY distance LIMIT ?",
+                "WITH top AS (SELECT v.rid, v.embedding <#> ? AS distance FROM records v WHERE "
+                f"{where} AND v.embedding IS NOT NULL ORDER BY distance LIMIT ?) "
+                f"SELECT {_COLS}, top.distance FROM top JOIN records r ON r.rid = top.rid "
+                "ORDER BY top.distance, r.rid",
                 [vector, *params, int(n)],
             )
             if flt.user_only and self.embeddings is not None:
@@ -878,6 +942,56 @@ class PostgresRecordStore:
 
     def __repr__(self) -> str:
         return f"PostgresRecordStore({self._db.where!r})"
+
+
+#: A user's ``(rid, tsv, filter columns)``: the covering index's entries, and the long ones.
+_USER_KEYWORDS = (
+    "(SELECT rid, tsv, user_id, thread_id, kind, created_at FROM records WHERE user_id = ? "
+    "AND tsv_small OFFSET 0) UNION ALL (SELECT rid, tsv, user_id, thread_id, kind, created_at "
+    "FROM records WHERE user_id = ? AND NOT tsv_small OFFSET 0)"
+)
+
+
+def _bm25_sql(
+    parts: Sequence[tuple[str, str]], flt: RecordFilter, size: int, n: int
+) -> tuple[str, list[Any]]:
+    """One statement: a user's keyword matches scored BM25, the best ``n`` passing ``flt``
+    returned as whole records with their scores (see :mod:`.keywords`).
+
+    The user's rows are read from the covering keyword index (see
+    :mod:`.schema`; ``OFFSET 0`` keeps the planner from intersecting with the
+    GIN index, whose posting lists of common words span every user), each
+    term's matches counted among them for its IDF, and only then filtered
+    and ranked.
+    """
+    where, filter_params = flt.sql("r")
+    terms = [sql for sql, _ in parts]
+    words = [word for _, word in parts]
+    k = range(len(parts))
+    matches = ", ".join(f"(r.tsv @@ {t})::int AS m{i}" for i, t in zip(k, terms, strict=True))
+    counts = ", ".join(f"sum(m{i})::float8 AS df{i}" for i in k)
+    total = "GREATEST(?, s.hits)"
+    idf = " + ".join(f"h.m{i} * ln(1 + ({total} - s.df{i} + 0.5) / (s.df{i} + 0.5))" for i in k)
+    norm = f"({BM25_K1 + 1} / (1 + {BM25_K1} * (1 - {BM25_B} + {BM25_B} * h.dl / s.avgdl)))"
+    sql = (
+        f"WITH h AS MATERIALIZED (SELECT r.rid, length(r.tsv)::float8 AS dl, ({where}) AS ok, "
+        f"{matches} FROM ({_USER_KEYWORDS}) r WHERE r.tsv @@ {or_query(terms)}), "
+        f"s AS (SELECT count(*)::float8 AS hits, avg(dl) AS avgdl, {counts} FROM h), "
+        f"top AS (SELECT h.rid, ({idf}) * {norm} AS score FROM h, s WHERE h.ok "
+        "ORDER BY score DESC, h.rid DESC LIMIT ?) "
+        f"SELECT {_COLS}, top.score FROM top JOIN records r ON r.rid = top.rid "
+        "ORDER BY top.score DESC, top.rid DESC"
+    )
+    params: list[Any] = [
+        *filter_params,
+        *words,
+        flt.user_id,
+        flt.user_id,
+        *words,
+        *([size] * len(parts)),
+        n,
+    ]
+    return sql, params
 
 
 def stored_vector(value: Any) -> np.ndarray:
