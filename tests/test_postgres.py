@@ -379,3 +379,27 @@ def test_long_records_and_ids_are_indexed_and_found(store: Any) -> None:
     assert [r.id for r, _ in store.archive.keyword_search("word2999", user_id=user)] == ["l"]
     assert {r.id for r, _ in store.archive.dense_search("jazz", user_id=user)} == {"l", "s"}
     assert store.archive.keyword_search("jazz", user_id="ü" * 499) == []
+
+
+def test_chat_and_inspect_run_on_postgres(postgres_url: str, tmp_path: Path) -> None:
+    import json
+
+    from typer.testing import CliRunner
+
+    from langchain_tiered_memory.cli import app
+
+    runner = CliRunner()
+    common = ["--store", postgres_url, "--user", "ana", "--embeddings", "none"]
+    said = runner.invoke(
+        app,
+        ["chat", *common, "--model", "none"],
+        input="I'm allergic to peanuts and I live in Lisbon.\n/quit\n",
+    )
+    assert said.exit_code == 0, said.output
+    assert "***@" in said.output and "hunter" not in said.output  # the URL, redacted
+    shown = runner.invoke(app, ["inspect", *common, "--json"])
+    assert shown.exit_code == 0, shown.output
+    facts = {f["subject"] for f in json.loads(shown.output)["core_memory"]["active"]}
+    assert {"allergy", "home_city"} <= facts
+    wrong = runner.invoke(app, ["inspect", "--store", str(tmp_path), "--user", "ana"])
+    assert wrong.exit_code == 2 and "postgresql://" in wrong.output
