@@ -34,10 +34,19 @@ from typing import Any
 
 from psycopg import sql
 
-__all__ = ["INDEX_BUILD_LOCK", "AnnIndexes", "ann_index_name", "index_build_lock"]
+__all__ = [
+    "INDEX_BUILD_LOCK",
+    "SESSION_EF_SEARCH",
+    "AnnIndexes",
+    "ann_index_name",
+    "index_build_lock",
+]
 
 logger = logging.getLogger(__name__)
 
+
+#: ``hnsw.ef_search`` set on every pooled connection (recall asks for 200 candidates).
+SESSION_EF_SEARCH = 200
 
 #: The advisory lock every index build of the package holds (one build at a time).
 INDEX_BUILD_LOCK = 0x746D_696E_6465_7800  # "tmindex"
@@ -77,7 +86,9 @@ class AnnIndexes:
     Args:
         db: The :class:`~.db.PostgresDatabase`.
         min_records: Users with more records get an index.
-        ef_search: ``hnsw.ef_search`` of a search (at least the results wanted).
+        ef_search: ``hnsw.ef_search`` of a search (at least the results wanted);
+            :data:`SESSION_EF_SEARCH` is set on every connection, so searches
+            up to it need no ``SET`` of their own.
         m, ef_construction: HNSW build parameters.
         maintenance_work_mem: For the build (HNSW builds fast while the
             graph fits in it).
@@ -90,7 +101,7 @@ class AnnIndexes:
         db: Any,
         *,
         min_records: int = 50_000,
-        ef_search: int = 100,
+        ef_search: int = 200,
         m: int = 16,
         ef_construction: int = 64,
         maintenance_work_mem: str = "512MB",

@@ -35,7 +35,7 @@ from typing import Any, TypeVar
 from langchain_core.embeddings import Embeddings
 
 from langchain_tiered_memory.storage.errors import StorageError
-from langchain_tiered_memory.storage.postgres.ann import AnnIndexes
+from langchain_tiered_memory.storage.postgres.ann import SESSION_EF_SEARCH, AnnIndexes
 from langchain_tiered_memory.storage.postgres.db import (
     PostgresDatabase,
     redact_url,
@@ -81,6 +81,7 @@ def _vector_configure(conn: Any) -> None:
     from pgvector.psycopg import register_vector
 
     register_vector(conn)
+    conn.execute(f"SET hnsw.ef_search = {SESSION_EF_SEARCH}")  # see .ann
 
 
 def stored_embeddings_id(url: str) -> str | None:

@@ -404,6 +404,12 @@ class PostgresDatabase:
 
         return self.retrying("a read", run)
 
+    def run(self, statement: Any, params: Sequence[Any] = ()) -> list[tuple[Any, ...]]:
+        """Run one psycopg statement (``%s`` placeholders, or a ``psycopg.sql``
+        composition) outside any transaction block; its rows."""
+        with self._connection("reading") as conn:
+            return list(conn.execute(statement, params).fetchall())
+
     @contextmanager
     def autocommit(self) -> Iterator[Any]:
         """A pooled connection outside any transaction (``VACUUM``, ``CREATE INDEX

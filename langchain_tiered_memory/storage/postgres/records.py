@@ -48,6 +48,7 @@ from langchain_tiered_memory.storage.codec import (
 from langchain_tiered_memory.storage.postgres.access import AccessTimes
 from langchain_tiered_memory.storage.postgres.ann import (
     INDEX_BUILD_LOCK,
+    SESSION_EF_SEARCH,
     AnnIndexes,
     index_build_lock,
 )
@@ -758,9 +759,15 @@ class PostgresRecordStore:
         dim = self.ann.dimension(user_id) if flt.user_only else None
         if dim is not None and dim == vector.size:
             statement, ef = self.ann.search_sql(user_id, dim, _COLS, n)
-            with self._db.read() as tx:
-                tx.conn.execute(f"SET LOCAL hnsw.ef_search = {int(ef)}")
-                rows = tx.conn.execute(statement, (vector, vector)).fetchall()
+            if ef <= SESSION_EF_SEARCH:  # set on every connection: one statement
+                rows = self._db.retrying(
+                    "a dense search",
+                    lambda: self._db.run(statement, (vector, vector)),
+                )
+            else:
+                with self._db.read() as tx:
+                    tx.conn.execute(f"SET LOCAL hnsw.ef_search = {int(ef)}")
+                    rows = tx.conn.execute(statement, (vector, vector)).fetchall()
         else:
             where, params = flt.sql("v")
             if len(user_id.encode("utf-8", "surrogatepass")) <= 512:
