@@ -148,7 +148,7 @@ class PostgresBackend(SQLBackend):
         pool_size: int = 10,
         pool_min_size: int = 1,
         pool_timeout: float = 30.0,
-        ann_min_records: int = 50_000,
+        ann_min_records: int = 20_000,
         retries: int = 2,
         prepare_threshold: int | None = 5,
         vacuum_after_forget: bool = False,
