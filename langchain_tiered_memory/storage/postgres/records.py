@@ -536,11 +536,20 @@ class PostgresRecordStore:
         done = 0
         with self._db.write() as tx:
             for chunk in _chunks(list(rows)):
+                # SKIP LOCKED: never wait for (or deadlock with) a forget deleting these rows;
+                # a skipped access time only ages a recency signal
+                ids, users, ats = (
+                    [c[0] for c in chunk],
+                    [c[1] for c in chunk],
+                    [c[2] for c in chunk],
+                )
                 done += tx.execute(
-                    "UPDATE records r SET last_accessed_at = v.at FROM unnest(?::text[], "
-                    "?::text[], ?::bigint[]) AS v(id, user_id, at) WHERE r.id = v.id AND "
-                    "r.user_id = v.user_id",
-                    ([c[0] for c in chunk], [c[1] for c in chunk], [c[2] for c in chunk]),
+                    "WITH v AS (SELECT * FROM unnest(?::text[], ?::text[], ?::bigint[]) AS "
+                    "v(id, user_id, at)), locked AS (SELECT r.rid, v.at FROM records r JOIN v ON "
+                    "r.id = v.id AND r.user_id = v.user_id FOR UPDATE OF r SKIP LOCKED) "
+                    "UPDATE records r SET last_accessed_at = locked.at FROM locked "
+                    "WHERE r.rid = locked.rid",
+                    (ids, users, ats),
                 ).rowcount
         return done
 
