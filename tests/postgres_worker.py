@@ -23,7 +23,6 @@ import sys
 import time
 
 from langchain_core.messages import AIMessage, HumanMessage
-from multiprocess_worker import HashWords
 
 from langchain_tiered_memory.core import CoreFact
 from langchain_tiered_memory.store import MemoryStore
@@ -34,6 +33,8 @@ def say(*parts: object) -> None:
 
 
 def open_store(url: str) -> MemoryStore:
+    from multiprocess_worker import HashWords  # beside this script (on its sys.path)
+
     return MemoryStore(url, embeddings=HashWords(), pool_size=4)
 
 
