@@ -16,7 +16,8 @@ Configuration, read when the server loads the graph:
   another with ``config={"configurable": {"model": ...}}``. A bad value fails
   when the graph loads, not at the first turn.
 * ``TIERED_MEMORY_HOME``: the memory's data directory (default
-  ``.tiered-memory``).
+  ``.tiered-memory``), or a ``postgresql://`` URL: every server worker then
+  shares one memory (see ``docs/howto/postgres.md``).
 * ``TIERED_MEMORY_CONTEXT_WINDOW``: the budget's window in tokens (default 8192).
 
 Every run names its user: ``config={"configurable": {"user_id": ...}}`` or

@@ -1,7 +1,8 @@
 """The one source of truth: :class:`MemoryStore`, the memory of every user of an application.
 
 A store owns a backend (:class:`~langchain_tiered_memory.storage.base.MemoryBackend`):
-SQLite + FAISS in a data directory by default, or in memory. Everything that
+SQLite + FAISS in a data directory by default, in memory, or one Postgres
+database (``MemoryStore("postgresql://…")``) shared by any number of workers. Everything that
 lasts lives there - records, the turn log, thread heads, core facts, the
 audit log - and nowhere else: ``store.memory(user_id, thread_id)`` opens a
 :class:`~langchain_tiered_memory.memory.TieredMemory`, which is a *view*.
@@ -41,6 +42,7 @@ from langchain_core.embeddings import Embeddings
 from langchain_tiered_memory.ids import check_id
 from langchain_tiered_memory.storage import open_backend
 from langchain_tiered_memory.storage.base import MemoryBackend
+from langchain_tiered_memory.storage.postgres.db import is_postgres_url
 from langchain_tiered_memory.storage.sqlite.archive import stored_embeddings_id
 from langchain_tiered_memory.storage.sqlite.backend import ARCHIVE_FILE
 from langchain_tiered_memory.tiers.core import CoreMemory
@@ -67,7 +69,9 @@ class MemoryStore:
 
     Args:
         path: The data directory (created if missing; its parent must exist),
-            or ``None`` for a store in this process's memory only.
+            a ``postgresql://user:password@host/db`` URL (Postgres with
+            pgvector: ``pip install 'langchain-tiered-memory[postgres]'``), or
+            ``None`` for a store in this process's memory only.
         embeddings: Any LangChain ``Embeddings``; an embedder name
             (``"minilm"``, ``"e5"`` for Chinese and other languages,
             ``"wordllama"``); ``"none"`` for keyword search only; or ``None``:
@@ -79,11 +83,16 @@ class MemoryStore:
         index_save_every: Rewrite the FAISS file every this many writes, or
             every ``ntotal // 64`` once the index is big (and on close); a
             file a crash left behind is caught up from SQLite on open.
+        **backend_options: Options of a Postgres backend (``pool_size``,
+            ``pool_timeout``, ``ann_min_records``, ``retries``,
+            ``vacuum_after_forget``: see
+            :class:`~langchain_tiered_memory.storage.postgres.backend.PostgresBackend`).
 
     Raises:
         ValueError: if the parent directory does not exist.
         StorageDamagedError: if the database file is damaged (the message
             names it and says how to recover).
+        StorageUnavailableError: if a Postgres server cannot be reached.
     """
 
     def __init__(
@@ -93,9 +102,14 @@ class MemoryStore:
         embeddings: Embeddings | str | None = None,
         vector_store: Any = None,
         index_save_every: int = 64,
+        **backend_options: Any,
     ) -> None:
         self.path: Path | None = None
-        if path is not None:
+        #: The Postgres URL, for a Postgres store.
+        self.url: str | None = None
+        if is_postgres_url(path):
+            self.url = str(path)
+        elif path is not None:
             self.path = Path(path).expanduser()
             if not self.path.parent.exists():
                 raise ValueError(
@@ -106,10 +120,11 @@ class MemoryStore:
             None if vector_store is not None else self._embeddings(embeddings)
         )
         self.backend: MemoryBackend = open_backend(
-            self.path,
+            self.url or self.path,
             embeddings=self.embeddings,
             vector_store=vector_store,
             index_save_every=index_save_every,
+            **backend_options,
         )
         self._owns_embeddings = not isinstance(embeddings, Embeddings)
         self._checkpointers: list[Any] = []
@@ -127,9 +142,17 @@ class MemoryStore:
             return embeddings
         if isinstance(embeddings, str) and embeddings.strip().lower() == NO_EMBEDDINGS:
             return None
-        if embeddings is None and self.path is not None:
-            # an existing directory keeps the local embedder it was built with
-            built_with = embedder_name(stored_embeddings_id(self.path / ARCHIVE_FILE))
+        if embeddings is None and (self.path is not None or self.url is not None):
+            # an existing directory or database keeps the local embedder it was built with
+            if self.url is not None:
+                from langchain_tiered_memory.storage.postgres.backend import (
+                    stored_embeddings_id as stored_in_database,
+                )
+
+                built_with = embedder_name(stored_in_database(self.url))
+            else:
+                assert self.path is not None
+                built_with = embedder_name(stored_embeddings_id(self.path / ARCHIVE_FILE))
             if built_with is not None and built_with != DEFAULT_EMBEDDER:
                 logger.info("%s was built with the %r embedder; using it", self.path, built_with)
             embeddings = built_with
@@ -181,9 +204,10 @@ class MemoryStore:
         """The default LangGraph checkpointer for graphs over this store (one per store).
 
         For a data directory, a ``SqliteSaver`` on ``<path>/checkpoints.sqlite``
-        (``secure_delete`` on); in memory, an ``InMemorySaver``. Forgetting a
-        user deletes their threads from it - from any process, since the file
-        is in the data directory.
+        (``secure_delete`` on); for Postgres, LangGraph's ``PostgresSaver`` on
+        the same database; in memory, an ``InMemorySaver``. Forgetting a user
+        deletes their threads from it - from any process, since the
+        checkpoints live with the memory.
 
         Example:
             >>> MemoryStore().checkpointer().__class__.__name__
@@ -191,13 +215,37 @@ class MemoryStore:
         """
         with self._lock:
             if self._default_checkpointer is None:
-                if self.path is None:
+                backend_saver = getattr(self.backend, "checkpointer", None)
+                if callable(backend_saver):  # Postgres: the same database
+                    self._default_checkpointer = backend_saver()
+                elif self.path is None:
                     from langgraph.checkpoint.memory import InMemorySaver
 
                     self._default_checkpointer = InMemorySaver()
                 else:
                     self._default_checkpointer = _sqlite_saver(self.path / CHECKPOINTS_FILE)
             return self._default_checkpointer
+
+    async def acheckpointer(self) -> Any:
+        """An async checkpointer on this store's database, for ``ainvoke``/``astream``.
+
+        Postgres only: LangGraph's ``AsyncPostgresSaver``, bound to the running
+        event loop (close its pool there: ``await saver.conn.close()``);
+        forgets delete its threads (the tables of :meth:`checkpointer`).
+
+        Raises:
+            TypeError: for a SQLite or in-memory store (use
+                :meth:`checkpointer` with ``invoke``, or attach an async saver
+                of your own with :meth:`attach_checkpointer`).
+        """
+        make = getattr(self.backend, "acheckpointer", None)
+        if make is None:
+            raise TypeError(
+                f"{self!r} has no async checkpointer (Postgres stores have one); attach "
+                "your own async saver with store.attach_checkpointer(saver)"
+            )
+        self.checkpointer()  # the tables, and the saver forgets go through
+        return await make()
 
     def attach_checkpointer(self, checkpointer: Any) -> Any:
         """Have forgets of this store delete threads from ``checkpointer`` too; returns it.
@@ -227,6 +275,9 @@ class MemoryStore:
         own_file = None
         if default is None and self.path is not None and (self.path / CHECKPOINTS_FILE).exists():
             default = own_file = _sqlite_saver(self.path / CHECKPOINTS_FILE)  # another process's
+        has_checkpoints = getattr(self.backend, "has_checkpoints", None)
+        if default is None and callable(has_checkpoints) and has_checkpoints():
+            default = self.checkpointer()  # Postgres: another worker's checkpoints
         if default is not None and all(s is not default for s in savers):
             savers.append(default)
         try:

@@ -4,8 +4,11 @@ from __future__ import annotations
 
 import json
 import math
+import os
 import re
-from collections.abc import Sequence
+import tempfile
+import uuid
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 
 import pytest
@@ -189,3 +192,83 @@ def longmemeval_fixture(tmp_path_factory: pytest.TempPathFactory) -> Path:
     path = tmp_path_factory.mktemp("longmemeval") / "synthetic_longmemeval.json"
     path.write_text(json.dumps(synthetic_longmemeval(), indent=1), encoding="utf-8")
     return path
+
+
+# -- a real PostgreSQL with pgvector (pgserver), for the Postgres backend's tests ---------
+#
+# One server per test session, started on first use (under a second once
+# initialised; initdb takes a few seconds) on a Unix socket in a temporary
+# directory, and a fresh database for every test. TIERED_MEMORY_TEST_POSTGRES=<admin
+# URL> uses another server instead. Where no server can be had the tests skip with
+# the reason - unless TIERED_MEMORY_REQUIRE_POSTGRES=1 (CI sets it): then they fail.
+
+
+def _postgres_unavailable(reason: str) -> None:
+    if os.environ.get("TIERED_MEMORY_REQUIRE_POSTGRES"):
+        pytest.fail(f"PostgreSQL is required here but {reason}")
+    pytest.skip(reason)
+
+
+@pytest.fixture(scope="session")
+def postgres_server() -> Iterator[str]:
+    """The admin URL of a PostgreSQL server with pgvector (skips where none can start)."""
+    given = os.environ.get("TIERED_MEMORY_TEST_POSTGRES")
+    if given:
+        yield given
+        return
+    try:
+        import pgserver
+    except ImportError as exc:
+        _postgres_unavailable(f"pgserver is not installed ({exc}): pip install -e '.[dev]'")
+    try:
+        server = pgserver.get_server(tempfile.mkdtemp(prefix="tm-pg-"), cleanup_mode="delete")
+    except Exception as exc:  # noqa: BLE001 - any failure to start is a reason to skip
+        _postgres_unavailable(f"pgserver could not start PostgreSQL: {exc!r}")
+    try:
+        yield server.get_uri()
+    finally:
+        server.cleanup()
+
+
+@pytest.fixture
+def postgres_url(postgres_server: str) -> Iterator[str]:
+    """A URL of a fresh, empty database on :func:`postgres_server` (dropped afterwards)."""
+    import psycopg
+
+    from langchain_tiered_memory.storage.postgres.db import with_database
+
+    name = f"tm_{uuid.uuid4().hex[:16]}"
+    with psycopg.connect(postgres_server, autocommit=True) as conn:
+        conn.execute(f'CREATE DATABASE "{name}"')
+    try:
+        yield with_database(postgres_server, name)
+    finally:
+        with psycopg.connect(postgres_server, autocommit=True) as conn:
+            conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+
+
+def postgres_rows(url: str) -> bytes:
+    """Every row of every table of the database at ``url`` (``COPY ... TO STDOUT``)."""
+    import psycopg
+
+    out = bytearray()
+    with psycopg.connect(url, autocommit=True) as conn:
+        tables = [
+            str(r[0])
+            for r in conn.execute(
+                "SELECT tablename FROM pg_tables WHERE schemaname = current_schema() "
+                "ORDER BY tablename"
+            ).fetchall()
+        ]
+        with conn.cursor() as cur:
+            for table in tables:
+                with cur.copy(f'COPY "{table}" TO STDOUT') as copy:
+                    for data in copy:
+                        out += bytes(data)
+    return bytes(out)
+
+
+@pytest.fixture(scope="session")
+def dump_postgres() -> object:
+    """:func:`postgres_rows` (test modules cannot import conftest)."""
+    return postgres_rows

@@ -83,15 +83,21 @@ def test_overhead_cli_writes_json(tmp_path) -> None:
             str(tmp_path / "w"),
             "--queries",
             "5",
+            "--concurrency",
+            "1,2",
+            "--concurrency-seconds",
+            "0.2",
             "--out",
             str(out),
         ],
     )
     assert result.exit_code == 0, result.output
-    assert "worst case" in result.output
+    assert "worst case" in result.output and "throughput" in result.output
     report = json.loads(out.read_text())
     for layout in ("sizes", "single_user"):
         assert {"recall_p95_ms", "add_p95_ms", "bytes_per_record"} <= set(report[layout]["500"])
+        for workers in ("1", "2"):
+            assert report[layout]["500"]["throughput"][workers]["recall_per_s"] > 0
     assert report["query_embedding_p95_ms"] > 0
 
 

@@ -60,6 +60,7 @@ from __future__ import annotations
 import hashlib
 import random
 import statistics
+import threading
 import time
 import uuid
 from collections.abc import Callable, Sequence
@@ -220,7 +221,7 @@ def _stats(name: str, values: Sequence[float]) -> dict[str, float]:
 
 
 def _fill(
-    archive: SQLiteArchive,
+    archive: Any,
     size: int,
     users: int,
     rng: random.Random,
@@ -247,7 +248,7 @@ def _fill(
 
 
 def _measure(
-    archive: SQLiteArchive,
+    archive: Any,
     embeddings: Embeddings,
     users: int,
     rng: random.Random,
@@ -305,6 +306,132 @@ def _measure(
     }
 
 
+def _throughput(
+    archive: Any,
+    embeddings: Embeddings,
+    users: int,
+    workers: int,
+    seconds: float,
+    size: int,
+) -> dict[str, float]:
+    """Recalls and adds per second with ``workers`` threads sharing one store."""
+
+    def run(op: str) -> float:
+        stop = time.perf_counter() + seconds
+        done = [0] * workers
+        errors: list[BaseException] = []
+
+        def work(w: int) -> None:
+            rng = random.Random(1000 + w)
+            recaller = Recaller(archive, embeddings, k=5)
+            try:
+                while time.perf_counter() < stop:
+                    owner = f"user{rng.randrange(users)}"
+                    if op == "recall":
+                        recaller.recall(_query(rng), user_id=owner)
+                    else:
+                        archive.add(
+                            [
+                                MemoryRecord.new(
+                                    user_id=owner,
+                                    thread_id="t",
+                                    kind="turn",
+                                    text=_text(rng, size + w),
+                                    id=f"tp-{uuid.uuid4().hex}",
+                                )
+                            ]
+                        )
+                    done[w] += 1
+            except BaseException as exc:  # noqa: BLE001 - re-raised below
+                errors.append(exc)
+
+        started = time.perf_counter()
+        threads = [threading.Thread(target=work, args=(w,)) for w in range(workers)]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join()
+        if errors:
+            raise errors[0]
+        return round(sum(done) / (time.perf_counter() - started), 1)
+
+    return {"recall_per_s": run("recall"), "add_per_s": run("add")}
+
+
+class _Bench:
+    """One archive under test: how to open it, warm it and measure its size."""
+
+    def __init__(
+        self,
+        backend: str,
+        layout: str,
+        size: int,
+        workdir: Path,
+        embeddings: Embeddings,
+        index_save_every: int,
+        postgres_url: str | None,
+        pool_size: int,
+    ) -> None:
+        self.backend = backend
+        self._owner: Any = None
+        if backend == "sqlite":
+            self.folder = workdir / f"archive-{layout}-{size}"
+            self.folder.mkdir(parents=True, exist_ok=True)
+            self.archive: Any = SQLiteArchive(
+                self.folder / "archive.sqlite", embeddings=embeddings, save_every=index_save_every
+            )
+        else:
+            from langchain_tiered_memory.storage.postgres.backend import PostgresBackend
+
+            assert postgres_url is not None
+            url = _bench_database(postgres_url, f"tm_bench_{layout}_{size}")
+            self._owner = PostgresBackend(url, embeddings=embeddings, pool_size=pool_size)
+            self.archive = self._owner.records
+
+    def flush(self) -> None:
+        if self.backend == "sqlite":
+            self.archive.index.flush(force=True)
+
+    def read_through(self) -> None:
+        """Read everything once (the OS page cache holds it, as a server's RAM would)."""
+        if self.backend == "sqlite":
+            _read_through(self.folder)
+        else:
+            self.archive._db.query(
+                "SELECT sum(length(text) + length(metadata)), sum(vector_dims(embedding)), "
+                "sum(length(tsv)) FROM records"
+            )
+
+    def bytes_used(self) -> int:
+        if self.backend == "sqlite":
+            return _dir_bytes(self.folder)
+        from langchain_tiered_memory.storage.postgres.schema import TABLES
+
+        rows = self.archive._db.query(
+            "SELECT sum(pg_total_relation_size(t::regclass)) FROM unnest(?::text[]) AS t",
+            (list(TABLES),),
+        )
+        return int(rows[0][0] or 0)
+
+    def close(self) -> None:
+        if self._owner is not None:
+            self._owner.close()
+        else:
+            self.archive.close()
+
+
+def _bench_database(url: str, name: str) -> str:
+    """The URL of database ``name`` on ``url``'s server, created if missing (kept for reuse)."""
+    import psycopg
+
+    from langchain_tiered_memory.storage.postgres.db import with_database
+
+    with psycopg.connect(url, autocommit=True) as conn:
+        if not conn.execute("SELECT 1 FROM pg_database WHERE datname=%s", (name,)).fetchone():
+            conn.execute(f'CREATE DATABASE "{name}"')
+    return with_database(url, name)
+
+
 def run_overhead_bench(
     sizes: Sequence[int],
     *,
@@ -316,13 +443,16 @@ def run_overhead_bench(
     batch: int = 5000,
     index_save_every: int = 64,
     query_embedder: Embeddings | None = None,
+    postgres_url: str | None = None,
+    concurrency: Sequence[int] = (),
+    concurrency_seconds: float = 5.0,
     on_progress: Callable[[str], None] | None = None,
 ) -> dict[str, Any]:
     """Fill archives of each size and layout; time recalls and adds (JSON-ready result).
 
     Args:
         sizes: Archive sizes in records.
-        workdir: Where the archives are built. An archive already there
+        workdir: Where the SQLite archives are built. An archive already there
             (from an earlier run with the same sizes) is reused, not refilled.
         records_per_user: Records per user in the ``typical`` layout.
         layouts: Which layouts to measure (``typical``, ``single_user``).
@@ -332,18 +462,27 @@ def run_overhead_bench(
         index_save_every: Write the vector index file every this many adds
             (``MemoryStore``'s default).
         query_embedder: Time this embedder's ``embed_query`` separately.
+        postgres_url: Also measure the Postgres backend on this server: each
+            layout and size in a database ``tm_bench_<layout>_<size>``
+            (created if missing, reused if filled).
+        concurrency: Also measure recall and add throughput with this many
+            threads sharing one store (e.g. ``(1, 4, 16)``).
+        concurrency_seconds: How long each throughput measurement runs.
         on_progress: Called with progress messages.
 
     Returns:
         ``{"bench", "records_per_user", "sizes": {size: row}, "single_user":
-        {size: row}, "query_embedding_p50_ms", ...}``; ``sizes`` holds the
-        typical layout. Each row has ``recall_*``, ``search_*`` and ``add_*``
-        p50/p95/max in ms, ``bytes_per_record``, ``users`` and ``fill_seconds``.
+        {size: row}, "postgres": {"sizes": ..., "single_user": ...},
+        "query_embedding_p50_ms", ...}``; ``sizes`` holds SQLite's typical
+        layout. Each row has ``recall_*``, ``search_*`` and ``add_*``
+        p50/p95/max in ms, ``bytes_per_record``, ``users``, ``fill_seconds``
+        and, with ``concurrency``, ``throughput`` per number of workers.
     """
     unknown = [layout for layout in layouts if layout not in LAYOUTS]
     if unknown:
         raise ValueError(f"unknown layout(s) {unknown}; use some of {list(LAYOUTS)}")
-    rng = random.Random(7)
+    if any(c < 1 for c in concurrency):
+        raise ValueError(f"concurrency levels must be >= 1, got {list(concurrency)}")
     embeddings = HashEmbeddings()
     result: dict[str, Any] = {
         "bench": "overhead",
@@ -354,41 +493,67 @@ def run_overhead_bench(
         "sizes": {},
         "single_user": {},
     }
-    for layout in layouts:
-        for size in sizes:
-            users = 1 if layout == "single_user" else max(1, size // records_per_user)
-            folder = Path(workdir) / f"archive-{layout}-{size}"
-            folder.mkdir(parents=True, exist_ok=True)
+    backends = ["sqlite"] + (["postgres"] if postgres_url else [])
+    if postgres_url:
+        result["postgres"] = {"sizes": {}, "single_user": {}}
+    for backend in backends:
+        rng = random.Random(7)  # the same texts and queries for every backend
+        into = result if backend == "sqlite" else result["postgres"]
+        for layout in layouts:
+            for size in sizes:
+                users = 1 if layout == "single_user" else max(1, size // records_per_user)
 
-            def progress(message: str, layout: str = layout, size: int = size) -> None:
-                if on_progress:
-                    on_progress(f"{layout} {size:,}: {message}")
+                def progress(
+                    message: str, layout: str = layout, size: int = size, backend: str = backend
+                ) -> None:
+                    if on_progress:
+                        on_progress(f"{backend} {layout} {size:,}: {message}")
 
-            archive = SQLiteArchive(
-                folder / "archive.sqlite", embeddings=embeddings, save_every=index_save_every
-            )
-            try:
-                fill_seconds = _fill(archive, size, users, rng, batch, progress)
-                archive.index.flush(force=True)
-                _read_through(folder)
-                warm_started = time.perf_counter()
-                if layout == "single_user":  # as a server would for its heaviest users
-                    progress("warming up")
-                    archive.warm_up("user0")
-                warm_seconds = time.perf_counter() - warm_started
-                progress("measuring")
-                row = _measure(archive, embeddings, users, rng, queries, adds, size)
-                row["warm_up_seconds"] = round(warm_seconds, 2)
-                stored = archive.count()
-            finally:
-                archive.close()
-            row.update(
-                bytes_per_record=round(_dir_bytes(folder) / stored, 1),
-                fill_seconds=round(fill_seconds, 1),
-                users=users,
-            )
-            result["sizes" if layout == "typical" else "single_user"][str(size)] = row
-            progress("done")
+                bench = _Bench(
+                    backend,
+                    layout,
+                    size,
+                    Path(workdir),
+                    embeddings,
+                    index_save_every,
+                    postgres_url,
+                    pool_size=max([10, *concurrency]) + 2,
+                )
+                try:
+                    fill_seconds = _fill(bench.archive, size, users, rng, batch, progress)
+                    bench.flush()
+                    bench.read_through()
+                    warm_started = time.perf_counter()
+                    if layout == "single_user":  # as a server would for its heaviest users
+                        progress("warming up")
+                        bench.archive.warm_up("user0")
+                    warm_seconds = time.perf_counter() - warm_started
+                    progress("measuring")
+                    row = _measure(bench.archive, embeddings, users, rng, queries, adds, size)
+                    row["warm_up_seconds"] = round(warm_seconds, 2)
+                    if concurrency:
+                        row["throughput"] = {}
+                        for workers in concurrency:
+                            progress(f"throughput, {workers} workers")
+                            row["throughput"][str(workers)] = _throughput(
+                                bench.archive,
+                                embeddings,
+                                users,
+                                workers,
+                                concurrency_seconds,
+                                size,
+                            )
+                    stored = bench.archive.count()
+                    used = bench.bytes_used()
+                finally:
+                    bench.close()
+                row.update(
+                    bytes_per_record=round(used / stored, 1),
+                    fill_seconds=round(fill_seconds, 1),
+                    users=users,
+                )
+                into["sizes" if layout == "typical" else "single_user"][str(size)] = row
+                progress("done")
     if query_embedder is not None:
         timings = []
         for j in range(20):

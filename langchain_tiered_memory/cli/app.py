@@ -195,6 +195,29 @@ def demo(
 DataDir = Annotated[
     Path, typer.Option("--data-dir", help="Memory data directory (shared by chat and inspect).")
 ]
+StoreUrl = Annotated[
+    str | None,
+    typer.Option(
+        "--store",
+        help="A postgresql:// URL: the memory lives in that database instead of --data-dir.",
+    ),
+]
+
+
+def _location(data_dir: Path, store: str | None) -> str | Path:
+    """Where the memory is: ``--store`` (a Postgres URL) if given, else ``--data-dir``."""
+    from langchain_tiered_memory.storage.postgres.db import is_postgres_url, redact_url
+
+    if store is None:
+        return data_dir
+    if not is_postgres_url(store):
+        raise typer.BadParameter(
+            f"expected a postgresql:// URL, got {redact_url(store)!r} (a directory goes to "
+            "--data-dir)",
+            param_hint="--store",
+        )
+    _require_module("psycopg", "--store", "postgres")
+    return store
 
 
 @app.command()
@@ -202,6 +225,7 @@ def chat(
     user: Annotated[str, typer.Option(help="Whose memory.")] = "me",
     thread: Annotated[str, typer.Option(help="Conversation id.")] = "chat",
     data_dir: DataDir = Path(".tiered-memory"),
+    store: StoreUrl = None,
     model: Annotated[
         str,
         typer.Option(
@@ -220,18 +244,21 @@ def chat(
 
     from langchain_tiered_memory.cli.chat import HELP, ChatSession
     from langchain_tiered_memory.models import resolve_chat_model
+    from langchain_tiered_memory.storage.postgres.db import redact_url
     from langchain_tiered_memory.store import MemoryStore
 
+    location = _location(data_dir, store)
     try:
         chat_model = resolve_chat_model(model, what="--model")
     except ImportError as exc:
         console.print(f"[red]{escape(str(exc))}[/]\nFalling back to --model none.")
         chat_model = None
-    with MemoryStore(data_dir, embeddings=embeddings) as store:
+    with MemoryStore(location, embeddings=embeddings) as memory_store:
         session = ChatSession(
-            store.memory(user, thread, context_window=context_window), model=chat_model
+            memory_store.memory(user, thread, context_window=context_window), model=chat_model
         )
-        console.print(f"memory of [bold]{user}[/] in {data_dir} - {HELP.splitlines()[0]} /help")
+        where = escape(redact_url(str(location)))
+        console.print(f"memory of [bold]{user}[/] in {where} - {HELP.splitlines()[0]} /help")
         interactive = sys.stdin.isatty()
         while not session.done:
             try:
@@ -247,6 +274,7 @@ def chat(
 def inspect_command(
     user: Annotated[str, typer.Option(help="Whose memory.")] = "me",
     data_dir: DataDir = Path(".tiered-memory"),
+    store: StoreUrl = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print JSON for scripts.")] = False,
     limit: Annotated[int, typer.Option(help="Most records and audit events.")] = 200,
     embeddings: Annotated[
@@ -257,14 +285,60 @@ def inspect_command(
     from langchain_tiered_memory.cli.inspect import inspect_user, render_inspection
     from langchain_tiered_memory.store import MemoryStore
 
-    if not data_dir.exists():
+    location = _location(data_dir, store)
+    if store is None and not data_dir.exists():
         raise typer.BadParameter(f"no data directory at {data_dir}", param_hint="--data-dir")
-    with MemoryStore(data_dir, embeddings=embeddings) as store:
-        data = inspect_user(store, user, limit=limit)
+    with MemoryStore(location, embeddings=embeddings) as memory_store:
+        data = inspect_user(memory_store, user, limit=limit)
     if as_json:
         typer.echo(json.dumps(data, indent=2, ensure_ascii=False, default=str))
     else:
         render_inspection(data, console)
+
+
+@app.command()
+def migrate(
+    data_dir: Annotated[Path, typer.Argument(help="The SQLite data directory to copy.")],
+    url: Annotated[str, typer.Argument(help="The target database: postgresql://user:pw@host/db")],
+    batch: Annotated[int, typer.Option(help="Rows per transaction.")] = 2000,
+    sample: Annotated[int, typer.Option(help="Records and messages compared afterwards.")] = 200,
+    out: Annotated[Path | None, typer.Option(help="Write the report as JSON here.")] = None,
+) -> None:
+    """Copy a data directory into Postgres (safe to re-run), then verify the copy."""
+    location = _location(data_dir, url)
+    if not (data_dir / "archive.sqlite").is_file():
+        raise typer.BadParameter(f"no data directory at {data_dir}", param_hint="DATA_DIR")
+    from langchain_tiered_memory.storage.postgres.migrate import migrate_directory
+
+    with _progress() as progress:
+        tasks: dict[str, Any] = {}
+
+        def show(table: str, done: int, total: int) -> None:
+            if table not in tasks:
+                tasks[table] = progress.add_task(table, total=max(total, 1))
+            progress.update(tasks[table], completed=done if total else 1)
+
+        report = migrate_directory(
+            data_dir, str(location), batch=batch, sample=sample, on_progress=show
+        )
+    table = Table(title=f"{escape(report.source)} -> {escape(report.target)}")
+    for column in ("table", "in the directory", "in the database", "copied now"):
+        table.add_column(column, justify="right")
+    for name, rows in report.source_rows.items():
+        table.add_row(
+            name, f"{rows:,}", f"{report.target_rows[name]:,}", f"{report.copied[name]:,}"
+        )
+    console.print(table)
+    write_json(report.to_dict(), out)
+    if not report.ok:
+        for problem in report.problems[:20]:
+            console.print(f"[red]problem:[/] {escape(problem)}")
+        console.print(f"[red]{len(report.problems)} problem(s)[/]: run the migration again")
+        raise typer.Exit(code=1)
+    console.print(
+        f"[green]verified[/]: every table complete, {report.sampled} sampled records and "
+        "messages identical. Point the application at the URL (MemoryStore(url), --store)."
+    )
 
 
 @bench_app.command("tokens")
@@ -398,9 +472,23 @@ def bench_overhead(
         str, typer.Option(help="Comma-separated: typical (many users), single_user (worst case).")
     ] = "typical,single_user",
     queries: Annotated[int, typer.Option(help="Timed recalls per archive.")] = 200,
+    store: Annotated[
+        str | None,
+        typer.Option(
+            "--store",
+            help="Also measure Postgres on this server (postgresql:// URL; the bench creates "
+            "databases tm_bench_<layout>_<size> there and reuses them).",
+        ),
+    ] = None,
+    concurrency: Annotated[
+        str, typer.Option(help="Throughput with this many concurrent workers ('' to skip).")
+    ] = "1,4,16",
+    concurrency_seconds: Annotated[
+        float, typer.Option(help="Seconds each throughput measurement runs.")
+    ] = 5.0,
     out: Annotated[Path | None, typer.Option(help="Write the JSON result here.")] = None,
 ) -> None:
-    """Recall and add latency (p50/p95) and bytes per record as the archive grows."""
+    """Recall and add latency (p50/p95), throughput and bytes per record as the archive grows."""
     import tempfile
 
     from langchain_tiered_memory.bench.overhead import Layout, run_overhead_bench
@@ -408,6 +496,8 @@ def bench_overhead(
 
     sizes = int_list(records, "--records", minimum=1, example="1000,100000")
     chosen = cast("list[Layout]", [x.strip() for x in layouts.split(",") if x.strip()])
+    levels = [int(x) for x in concurrency.split(",") if x.strip()]
+    url = str(_location(Path(), store)) if store is not None else None
     with tempfile.TemporaryDirectory() as scratch, console.status("building archives") as status:
         result = run_overhead_bench(
             sizes,
@@ -416,8 +506,12 @@ def bench_overhead(
             layouts=chosen,
             queries=queries,
             query_embedder=default_embeddings(),
+            postgres_url=url,
+            concurrency=levels,
+            concurrency_seconds=concurrency_seconds,
             on_progress=lambda m: status.update(m),
         )
+    backends = [("SQLite", result)] + ([("Postgres", result["postgres"])] if url else [])
     for key, title in (
         ("sizes", f"archive overhead, {records_per_user:,} records per user"),
         ("single_user", "archive overhead, one user owns every record (worst case)"),
@@ -426,6 +520,7 @@ def bench_overhead(
             continue
         table = Table(title=title)
         for column in (
+            "backend",
             "records",
             "recall p50 / p95",
             "recall CPU p50 / p95",
@@ -434,20 +529,39 @@ def bench_overhead(
             "bytes/record",
         ):
             table.add_column(column, justify="right")
-        for size, row in result[key].items():
-            table.add_row(
-                f"{int(size):,}",
-                f"{row['recall_p50_ms']:.1f} / {row['recall_p95_ms']:.1f} ms",
-                f"{row['recall_cpu_p50_ms']:.1f} / {row['recall_cpu_p95_ms']:.1f} ms",
-                f"{row['search_p50_ms']:.1f} / {row['search_p95_ms']:.1f} ms",
-                f"{row['add_p50_ms']:.1f} / {row['add_p95_ms']:.1f} / {row['add_max_ms']:,.0f} ms",
-                f"{row['bytes_per_record']:,.0f}",
-            )
+        for name, rows in backends:
+            for size, row in rows[key].items():
+                table.add_row(
+                    name,
+                    f"{int(size):,}",
+                    f"{row['recall_p50_ms']:.1f} / {row['recall_p95_ms']:.1f} ms",
+                    f"{row['recall_cpu_p50_ms']:.1f} / {row['recall_cpu_p95_ms']:.1f} ms",
+                    f"{row['search_p50_ms']:.1f} / {row['search_p95_ms']:.1f} ms",
+                    f"{row['add_p50_ms']:.1f} / {row['add_p95_ms']:.1f} / "
+                    f"{row['add_max_ms']:,.0f} ms",
+                    f"{row['bytes_per_record']:,.0f}",
+                )
         console.print(table)
+        if levels:
+            through = Table(title=f"{title}: throughput (recalls/s, adds/s)")
+            through.add_column("backend")
+            through.add_column("records", justify="right")
+            for workers in levels:
+                through.add_column(f"{workers} workers", justify="right")
+            for name, rows in backends:
+                for size, row in rows[key].items():
+                    cells = [
+                        f"{row['throughput'][str(w)]['recall_per_s']:,.0f} / "
+                        f"{row['throughput'][str(w)]['add_per_s']:,.0f}"
+                        for w in levels
+                    ]
+                    through.add_row(name, f"{int(size):,}", *cells)
+            console.print(through)
     console.print(
         "recall = full Recaller.recall without the query embedding; search = dense 40 + "
         f"keyword 40 candidates. Query embedding (default embedder) p50 / p95: "
-        f"{result.get('query_embedding_p50_ms')} / {result.get('query_embedding_p95_ms')} ms"
+        f"{result.get('query_embedding_p50_ms')} / {result.get('query_embedding_p95_ms')} ms. "
+        "Workers are threads sharing one store."
     )
     write_json(result, out)
 

@@ -51,6 +51,7 @@ from langchain_tiered_memory.integrations.resolver import MemoryResolver
 from langchain_tiered_memory.memory import TieredMemory
 from langchain_tiered_memory.models import memory_model_for, require_chat_model, resolve_chat_model
 from langchain_tiered_memory.recall.gate import should_recall
+from langchain_tiered_memory.storage.postgres.db import is_postgres_url
 from langchain_tiered_memory.store import MemoryStore
 from langchain_tiered_memory.tiers.turns import message_text
 
@@ -326,14 +327,15 @@ def build_memory_graph(
             ``model=`` among the memory options), the memory takes its window
             and token counter from this model where it can tell them.
         store: A :class:`~langchain_tiered_memory.store.MemoryStore`, a
-            :class:`MemoryResolver`, or ``None`` for one under ``$TIERED_MEMORY_HOME``
-            (default ``.tiered-memory``).
+            :class:`MemoryResolver`, or ``None`` for one at ``$TIERED_MEMORY_HOME``
+            (a data directory, default ``.tiered-memory``, or a ``postgresql://`` URL).
         tools: Tools the model may call (a ``retrieve_memory`` tool among them
             for self-directed recall).
         checkpointer: A LangGraph checkpointer (forgetting a user deletes
             their threads from it); ``None`` for the store's own
             (:meth:`~langchain_tiered_memory.store.MemoryStore.checkpointer`:
-            SQLite in the data directory, so conversations survive restarts);
+            SQLite in the data directory, or LangGraph's ``PostgresSaver`` in
+            a Postgres store's database, so conversations survive restarts);
             ``False`` for none (what the LangGraph server wants: it brings
             its own persistence).
         default_user_id: The user of runs that name none (opt-in; without it
@@ -354,7 +356,8 @@ def build_memory_graph(
         resolver = store
     else:
         if store is None:
-            store = MemoryStore(Path(os.environ.get("TIERED_MEMORY_HOME", ".tiered-memory")))
+            home = os.environ.get("TIERED_MEMORY_HOME", ".tiered-memory")  # or a postgresql:// URL
+            store = MemoryStore(home if is_postgres_url(home) else Path(home))
         sized = {"model", "context_window", "budget", "token_counter"} & set(memory_kwargs)
         if chat_model is not None and not sized:
             sizing = memory_model_for(chat_model)

@@ -5,6 +5,8 @@
 * :mod:`.sql` - the SQL every SQL backend shares (turn log, core facts,
   audit log, the operations that commit as one);
 * :mod:`.sqlite` - the embedded backend (one file, FAISS beside it, or in memory);
+* :mod:`.postgres` - the server backend (one Postgres database with pgvector,
+  shared by any number of workers);
 * :mod:`.faiss` - the default vector index; :mod:`.vectorstore` - vectors in
   any LangChain ``VectorStore``;
 * :mod:`.fts`, :mod:`.codec`, :mod:`.errors` - keyword-index text, stored
@@ -43,9 +45,14 @@ __all__ = [
 
 
 def open_backend(location: str | Path | None, **options: Any) -> MemoryBackend:
-    """The backend for ``location``: a data directory (SQLite), or ``None`` (in memory).
+    """The backend for ``location``: a ``postgresql://`` URL (Postgres), a data
+    directory (SQLite), or ``None`` (in memory).
 
-    ``options`` go to the backend (``embeddings=``, ``vector_store=``, ...).
+    ``options`` go to the backend (``embeddings=``, ``vector_store=``, ...;
+    Postgres: ``pool_size=``, ``ann_min_records=``, ...).
+
+    Raises:
+        ValueError: for ``vector_store=`` with a Postgres URL (its vectors are in pgvector).
 
     Example:
         >>> backend = open_backend(None, embeddings=None)
@@ -53,6 +60,18 @@ def open_backend(location: str | Path | None, **options: Any) -> MemoryBackend:
         ':memory:'
         >>> backend.close()
     """
+    from langchain_tiered_memory.storage.postgres.db import is_postgres_url
+
+    if is_postgres_url(location):
+        from langchain_tiered_memory.storage.postgres.backend import PostgresBackend
+
+        if options.pop("vector_store", None) is not None:
+            raise ValueError(
+                "vector_store= applies to a data directory; a Postgres store keeps its vectors "
+                "in the database (pgvector)"
+            )
+        options.pop("index_save_every", None)  # FAISS only
+        return PostgresBackend(str(location), **options)
     from langchain_tiered_memory.storage.sqlite.backend import SQLiteBackend
 
     if location is None:

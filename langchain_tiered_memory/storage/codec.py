@@ -14,16 +14,20 @@ Example:
 from __future__ import annotations
 
 import json
+import math
 from collections.abc import Mapping
 from datetime import datetime, timedelta, timezone
 from typing import Any
 
 from langchain_core.messages import BaseMessage, messages_from_dict, messages_to_dict
 
-from langchain_tiered_memory.records import MemoryRecord
+from langchain_tiered_memory.ids import check_id
+from langchain_tiered_memory.records import RECORD_KINDS, MemoryRecord
 from langchain_tiered_memory.tiers.core import CoreFact
 
 __all__ = [
+    "embeddings_id",
+    "encode_record",
     "fact_from_json",
     "fact_to_json",
     "from_micros",
@@ -131,3 +135,63 @@ def record_from_dict(data: Mapping[str, Any]) -> MemoryRecord:
         sources=tuple(data.get("sources", ())),
         metadata=dict(data.get("metadata", {})),
     )
+
+
+def encode_record(record: MemoryRecord) -> tuple[str, str]:
+    """Check a record before it is stored; return its ``sources`` and ``metadata`` as JSON.
+
+    Raises:
+        TypeError: for something that is not a :class:`MemoryRecord`.
+        ValueError: for an empty id, an invalid user id, an unknown kind, a
+            non-string text, a non-finite importance or metadata JSON cannot hold.
+
+    Example:
+        >>> r = MemoryRecord.new(user_id="ana", kind="fact", text="x", id="f1")
+        >>> encode_record(r)
+        ('[]', '{}')
+        >>> from dataclasses import replace
+        >>> encode_record(replace(r, importance=float("nan")))
+        Traceback (most recent call last):
+        ...
+        ValueError: record 'f1' importance must be finite
+    """
+    if not isinstance(record, MemoryRecord):
+        raise TypeError(f"expected MemoryRecord, got {type(record).__name__}")
+    if not isinstance(record.id, str) or not record.id:
+        raise ValueError(f"record id must be a non-empty string, got {record.id!r}")
+    check_id(record.user_id, "user_id")
+    if record.kind not in RECORD_KINDS:
+        raise ValueError(
+            f"record {record.id!r} has unknown kind {record.kind!r}; use one of "
+            f"{sorted(RECORD_KINDS)}"
+        )
+    if not isinstance(record.text, str):
+        raise ValueError(f"record {record.id!r} text must be a string")
+    if not math.isfinite(record.importance):
+        raise ValueError(f"record {record.id!r} importance must be finite")
+    try:
+        sources = json.dumps([str(s) for s in record.sources], ensure_ascii=False)
+        metadata = json.dumps(record.metadata, ensure_ascii=False)
+    except (TypeError, ValueError) as exc:
+        raise ValueError(f"record {record.id!r} metadata must be JSON-serialisable: {exc}") from exc
+    return sources, metadata
+
+
+def embeddings_id(embeddings: Any) -> str:
+    """How a backend's ``meta`` names the embedder its vectors came from.
+
+    ``module.Class`` plus the first of ``model``, ``model_name``,
+    ``deployment`` or ``size`` the embedder has.
+
+    Example:
+        >>> from langchain_core.embeddings import DeterministicFakeEmbedding
+        >>> embeddings_id(DeterministicFakeEmbedding(size=8))
+        'langchain_core.embeddings.fake.DeterministicFakeEmbedding:size=8'
+    """
+    kind = type(embeddings)
+    name = f"{kind.__module__}.{kind.__qualname__}"
+    for attr in ("model", "model_name", "deployment", "size"):
+        value = getattr(embeddings, attr, None)
+        if isinstance(value, (str, int)) and not isinstance(value, bool):
+            return f"{name}:{attr}={value}"
+    return name

@@ -28,6 +28,7 @@ __all__ = [
     "fts_shard",
     "fts_table",
     "fts_terms",
+    "fts_tokens",
     "owner_token",
     "query_words",
 ]
@@ -116,6 +117,26 @@ def fts_document(text: str) -> str:
         return " " + " ".join([*_bigrams(run), run[-1]]) + " "
 
     return " ".join(_CJK_RUN.sub(grams, unicodedata.normalize("NFKC", text)).split())
+
+
+def fts_tokens(text: str) -> list[str]:
+    """The index terms of ``text`` for engines that take words, not FTS5 text (Postgres).
+
+    The same split as :func:`fts_document` and :func:`fts_terms`: separators
+    (punctuation, symbols, spaces) dropped, CJK runs as overlapping bigrams
+    plus their last character, other runs as they are (after NFKC).
+
+    Example:
+        >>> fts_tokens("我对花生过敏, peanuts! e-mail")
+        ['我对', '对花', '花生', '生过', '过敏', '敏', 'peanuts', 'e', 'mail']
+    """
+    tokens: list[str] = []
+    for cjk, run in _runs(text):
+        if cjk:
+            tokens.extend([*_bigrams(run), run[-1]])
+        else:
+            tokens.append(run)
+    return tokens
 
 
 def owner_token(user_id: str) -> str:

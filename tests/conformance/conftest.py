@@ -4,7 +4,17 @@ Each backend is a :class:`Backend`: how to open (and reopen) a
 :class:`~langchain_tiered_memory.store.MemoryStore` on it, whether it lasts
 across a reopen, and which files it writes (for the byte-level forget
 checks). The tests only use the public API, so a new backend joins by
-adding one entry to :func:`backends`.
+adding one entry to :data:`BACKENDS`.
+
+Postgres runs on a real PostgreSQL with pgvector (``pgserver``, see
+``tests/conftest.py``), a fresh database per test. Its "files" for the
+byte-level forget checks are every row of every table of the database
+(``COPY ... TO STDOUT``, checkpoint tables included): what any client of the
+database can read. The server's own files are not scanned here, because
+Postgres keeps a deleted row's bytes in its heap pages until ``VACUUM``
+reclaims them and in the write-ahead log until it is recycled;
+``tests/test_postgres.py`` checks the data files after
+``backend.vacuum(full=True)`` instead.
 """
 
 from __future__ import annotations
@@ -84,17 +94,17 @@ def _files(root: Path) -> Callable[[], list[Path]]:
     return lambda: sorted(p for p in root.rglob("*") if p.is_file())
 
 
-def _sqlite(tmp: Path) -> Backend:
-    path = tmp / "data"
+def _sqlite(request: pytest.FixtureRequest) -> Backend:
+    path = request.getfixturevalue("tmp_path") / "data"
     return Backend(
         "sqlite",
         lambda: MemoryStore(path, embeddings=Stems(), index_save_every=1),
         durable=True,
-        files=_files(tmp),
+        files=_files(path.parent),
     )
 
 
-def _memory(tmp: Path) -> Backend:
+def _memory(request: pytest.FixtureRequest) -> Backend:
     shared: list[MemoryStore] = []
 
     def open_store() -> MemoryStore:
@@ -106,27 +116,40 @@ def _memory(tmp: Path) -> Backend:
     return Backend("memory", open_store, durable=False)
 
 
-def _vectorstore(tmp: Path) -> Backend:
-    path = tmp / "data"
+def _vectorstore(request: pytest.FixtureRequest) -> Backend:
+    path = request.getfixturevalue("tmp_path") / "data"
     vectors = InMemoryVectorStore(Stems())  # the "remote" store outlives the SQLite side
     return Backend(
         "vectorstore",
         lambda: MemoryStore(path, vector_store=vectors),
         durable=True,
-        files=_files(tmp),
+        files=_files(path.parent),
     )
 
 
-BACKENDS: dict[str, Callable[[Path], Backend]] = {
+def _postgres(request: pytest.FixtureRequest) -> Backend:
+    url = request.getfixturevalue("postgres_url")  # a fresh database (skips without a server)
+    dump = request.getfixturevalue("dump_postgres")
+    rows = request.getfixturevalue("tmp_path") / "postgres-rows.copy"
+
+    def files() -> list[Path]:
+        rows.write_bytes(dump(url))  # every row of every table, as a client sees them
+        return [rows]
+
+    return Backend("postgres", lambda: MemoryStore(url, embeddings=Stems()), True, files)
+
+
+BACKENDS: dict[str, Callable[[pytest.FixtureRequest], Backend]] = {
     "sqlite": _sqlite,
     "memory": _memory,
     "vectorstore": _vectorstore,
+    "postgres": _postgres,
 }
 
 
 @pytest.fixture(params=sorted(BACKENDS))
-def backend(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Backend]:
-    made = BACKENDS[request.param](tmp_path)
+def backend(request: pytest.FixtureRequest) -> Iterator[Backend]:
+    made = BACKENDS[request.param](request)
     yield made
     for store in reversed(made.opened):
         store.close()  # idempotent: a test may have closed it already

@@ -59,7 +59,7 @@ from langchain_tiered_memory.storage.base import (
     ThreadRead,
     check_user,
 )
-from langchain_tiered_memory.storage.sql import Database, Tx, user_key
+from langchain_tiered_memory.storage.sql import Database, Tx, facts_key, thread_key, user_key
 from langchain_tiered_memory.storage.sql.audit import AuditKind, AuditLog
 from langchain_tiered_memory.storage.sql.facts import FactLog
 from langchain_tiered_memory.storage.sql.threads import ThreadLog
@@ -307,6 +307,7 @@ class SQLBackend:
         """Delete every fact of the user and their records."""
 
         def plan(tx: Tx) -> tuple[list[CoreFact], list[Row]]:
+            self.db.lock_key(tx, facts_key(user_id))
             facts = self.facts_log.delete_user(tx, user_id)
             rows = [row for row, _ in self.records.find_rows(tx, user_id, kinds=["fact"])]
             return facts, rows
@@ -320,6 +321,7 @@ class SQLBackend:
         check_user(user_id)
 
         def plan(tx: Tx) -> tuple[list[CoreFact], list[Row]]:
+            self.db.lock_key(tx, facts_key(user_id))
             removed = self.facts_log.matching(tx, user_id, subject=subject, fact_id=fact_id)
             if not removed:
                 return [], []
@@ -347,6 +349,8 @@ class SQLBackend:
         rows: list[Row] = []
         if not turns:
             return rows
+        for thread in sorted(turns):  # after the facts lock, in one order: no deadlock
+            self.db.lock_key(tx, thread_key(user_id, thread))
         ids = [turn_record_id(user_id, thread, i) for thread, idx in turns.items() for i in idx]
         rows += [row for row, _ in self.records.find_rows(tx, user_id, ids=ids)]
         for row, record in self.records.find_rows(tx, user_id, kinds=["summary"]):
@@ -420,6 +424,7 @@ class SQLBackend:
         check_user(user_id)
         with self.db.write() as tx:
             self.db.lock_key(tx, user_key(user_id), shared=True)
+            self.db.lock_key(tx, thread_key(user_id, thread_id))
             rows = self.records.user_rows(tx, user_id, thread_id=thread_id)
             self.threads_log.delete_thread(tx, user_id, thread_id)
             self.records.forget_rows(tx, user_id, rows, whole_user=False)
