@@ -58,6 +58,8 @@ Example:
 from __future__ import annotations
 
 import hashlib
+import logging
+import os
 import random
 import statistics
 import threading
@@ -73,6 +75,8 @@ from langchain_core.embeddings import Embeddings
 from langchain_tiered_memory.recall.hybrid import Recaller
 from langchain_tiered_memory.records import MemoryRecord
 from langchain_tiered_memory.storage.sqlite.archive import SQLiteArchive
+
+logger = logging.getLogger(__name__)
 
 __all__ = ["LAYOUTS", "HashEmbeddings", "Layout", "TimedEmbeddings", "run_overhead_bench"]
 
@@ -209,6 +213,43 @@ def _read_through(folder: Path, chunk: int = 1 << 24) -> None:
         if path.is_file():
             with path.open("rb") as handle:
                 while handle.read(chunk):
+                    pass
+
+
+def _read_postgres_files(db: Any) -> None:
+    """Read the memory's tables, their indexes and TOAST into the OS page cache.
+
+    A server with RAM for its database holds all of it; reading only the
+    tables would leave each user's index pages (the covering indexes recall
+    reads) to be faulted in from disk by the first query of that user. On a
+    server whose data directory is not readable here, every row of the table
+    is read instead (its indexes stay cold: say so in the figures).
+    """
+    from langchain_tiered_memory.storage.postgres.schema import TABLES
+
+    data_dir = Path(str(db.query("SELECT current_setting('data_directory')")[0][0]))
+    rows = db.query(
+        "WITH t AS (SELECT c.oid, c.reltoastrelid FROM pg_class c "
+        "           WHERE c.oid = ANY(SELECT to_regclass(n) FROM unnest(?::text[]) AS n)), "
+        "rel AS (SELECT oid FROM t UNION SELECT reltoastrelid FROM t WHERE reltoastrelid <> 0) "
+        "SELECT pg_relation_filepath(oid) FROM rel "
+        "UNION SELECT pg_relation_filepath(indexrelid) FROM pg_index WHERE indrelid IN "
+        "(SELECT oid FROM rel)",
+        (list(TABLES),),
+    )
+    files = [data_dir / str(r[0]) for r in rows if r[0]]
+    if not files or not os.access(files[0], os.R_OK):
+        logger.warning("%s is not readable here: only the table rows are read", data_dir)
+        db.query(
+            "SELECT sum(length(text) + length(metadata)), sum(vector_dims(embedding)), "
+            "sum(length(tsv)) FROM records"
+        )
+        return
+    for first in files:  # a relation is <path>, <path>.1, <path>.2 ... (1 GB segments)
+        segments = [p for p in first.parent.glob(first.name + ".*") if p.suffix[1:].isdigit()]
+        for path in [first, *segments]:
+            with path.open("rb") as handle:
+                while handle.read(1 << 24):
                     pass
 
 
@@ -397,10 +438,7 @@ class _Bench:
         if self.backend == "sqlite":
             _read_through(self.folder)
         else:
-            self.archive._db.query(
-                "SELECT sum(length(text) + length(metadata)), sum(vector_dims(embedding)), "
-                "sum(length(tsv)) FROM records"
-            )
+            _read_postgres_files(self.archive._db)
 
     def bytes_used(self) -> int:
         if self.backend == "sqlite":
