@@ -45,6 +45,7 @@ from langchain_core.documents import Document
 from langchain_core.vectorstores import InMemoryVectorStore, VectorStore
 
 from langchain_tiered_memory.storage.base import RecordFilter
+from langchain_tiered_memory.storage.sql.records import query_unit_vector
 from langchain_tiered_memory.storage.sqlite.archive import BaseSQLiteArchive
 from langchain_tiered_memory.storage.sqlite.db import SQLiteDatabase
 from langchain_tiered_memory.storage.vectors import (
@@ -320,4 +321,4 @@ class VectorStoreArchive(BaseSQLiteArchive):
                 f"{type(self.vectorstore).__name__} does not expose its embeddings; pass the "
                 "query text to dense_search"
             )
-        return self._query_vector(embeddings.embed_query(text))
+        return query_unit_vector(embeddings.embed_query(text), self._dim, self._dim_error)

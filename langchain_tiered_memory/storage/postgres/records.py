@@ -70,6 +70,12 @@ from langchain_tiered_memory.storage.postgres.schema import (
 )
 from langchain_tiered_memory.storage.sql import user_key
 from langchain_tiered_memory.storage.sql.audit import AuditLog
+from langchain_tiered_memory.storage.sql.records import (
+    audit_added,
+    check_owners,
+    chunks,
+    query_unit_vector,
+)
 from langchain_tiered_memory.storage.vectors import unit_rows
 
 __all__ = ["PostgresRecordStore", "PreparedRecords", "record_insert_sql", "stored_vector"]
@@ -143,8 +149,7 @@ def _record(row: Sequence[Any]) -> MemoryRecord:
 
 
 def _chunks(items: Sequence[Any], size: int = _CHUNK) -> Iterable[Sequence[Any]]:
-    for start in range(0, len(items), size):
-        yield items[start : start + size]
+    return chunks(items, size)
 
 
 class PostgresRecordStore:
@@ -292,12 +297,6 @@ class PostgresRecordStore:
             raise ValueError("this archive has no embeddings (keyword search only)")
         return self._unit(np.asarray(self.embeddings.embed_query(text)).reshape(1, -1), 1)[0]
 
-    def _query_vector(self, query: Any) -> np.ndarray:
-        vector = np.asarray(query, dtype=np.float32).reshape(-1)
-        if self.dim is not None and vector.size != self.dim:
-            raise self._dim_error(self.dim, int(vector.size))
-        return unit_rows(vector.reshape(1, -1))[0]
-
     # -- writing ---------------------------------------------------------------------
 
     def _owners(self, ids: Sequence[str], tx: PostgresTx | None = None) -> dict[str, str]:
@@ -312,16 +311,6 @@ class PostgresRecordStore:
             owners.update((str(i), str(u)) for i, u in rows)
         return owners
 
-    @staticmethod
-    def _check_owners(records: Iterable[MemoryRecord], owners: Mapping[str, str]) -> None:
-        for record in records:
-            owner = owners.get(record.id)
-            if owner is not None and owner != record.user_id:
-                raise ValueError(
-                    f"record id {record.id!r} is already used by another user's record; record "
-                    "ids must be unique across the archive"
-                )
-
     def prepare(self, records: Sequence[MemoryRecord]) -> PreparedRecords:
         """Check records and embed the new ones, outside any transaction.
 
@@ -335,7 +324,7 @@ class PostgresRecordStore:
         if not batch:
             return PreparedRecords(())
         owners = self._owners(list(batch))
-        self._check_owners([r for r, _, _ in batch.values()], owners)
+        check_owners([r for r, _, _ in batch.values()], owners)
         new = [item for key, item in batch.items() if key not in owners]
         vectors = None
         if new and self.embeddings is not None:
@@ -356,7 +345,7 @@ class PostgresRecordStore:
         if not prepared.items:
             return []
         owners = self._owners([r.id for r, _, _, _ in prepared.items], tx)
-        self._check_owners([r for r, _, _, _ in prepared.items], owners)
+        check_owners([r for r, _, _, _ in prepared.items], owners)
         first = next((v for _, _, _, v in prepared.items if v is not None), None)
         if first is not None:
             self._set_dim(tx, int(first.shape[0]))
@@ -389,7 +378,7 @@ class PostgresRecordStore:
                         inserted.append(Inserted(int(found[0]), by_id[str(found[1])]))
                     if not cur.nextset():
                         break
-        self._audit_added(tx, [e.record for e in inserted], page_out=page_out)
+        audit_added(self.audit, tx, [e.record for e in inserted], page_out=page_out)
         return inserted
 
     def finish_write(self, entries: Sequence[Inserted]) -> None:
@@ -403,30 +392,6 @@ class PostgresRecordStore:
             if user in self._sizes:
                 size, at = self._sizes[user]
                 self._sizes[user] = (size + 1, at)
-
-    def _audit_added(
-        self, tx: PostgresTx, records: Sequence[MemoryRecord], *, page_out: bool
-    ) -> None:
-        groups: dict[tuple[str, str | None], list[MemoryRecord]] = {}
-        for record in records:
-            groups.setdefault(record.namespace, []).append(record)
-        for (user_id, thread_id), group in groups.items():
-            if page_out:
-                payload: dict[str, Any] = {
-                    "turns": [int(r.metadata.get("turn_index", -1)) for r in group],
-                    "ids": [r.id for r in group],
-                }
-                self.audit.insert(
-                    tx, "page_out", user_id=user_id, thread_id=thread_id, payload=payload
-                )
-            else:
-                kinds: dict[str, int] = {}
-                for r in group:
-                    kinds[r.kind] = kinds.get(r.kind, 0) + 1
-                payload = {"op": "add", "ids": [r.id for r in group], "kinds": kinds}
-                self.audit.insert(
-                    tx, "write", user_id=user_id, thread_id=thread_id, payload=payload
-                )
 
     def add(self, records: Sequence[MemoryRecord]) -> None:
         """Store records (idempotent by id) with both their index entries, in one commit.
@@ -764,7 +729,7 @@ class PostgresRecordStore:
                 return []
             vector = self.embed_query(query)
         else:
-            vector = self._query_vector(query)
+            vector = query_unit_vector(query, self.dim, self._dim_error)
         dim = self.ann.dimension(user_id) if flt.user_only else None
         if dim is not None and dim == vector.size:
             statement, ef = self.ann.search_sql(user_id, dim, _COLS, n)

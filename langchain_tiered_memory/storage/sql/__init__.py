@@ -1,4 +1,5 @@
-"""SQL shared by the SQLite and Postgres backends: the turn log, core facts, the audit log.
+"""SQL shared by the SQLite and Postgres backends: the turn log, core facts, the audit log,
+and what their record stores check alike (:mod:`.records`).
 
 The logic lives here once; each backend supplies only its dialect: a
 :class:`Database` whose transactions are :class:`Tx` objects. Statements use

@@ -51,6 +51,12 @@ from langchain_tiered_memory.storage.fts import (
     owner_token,
 )
 from langchain_tiered_memory.storage.sql.audit import AuditLog
+from langchain_tiered_memory.storage.sql.records import (
+    audit_added,
+    check_owners,
+    chunks,
+    query_unit_vector,
+)
 from langchain_tiered_memory.storage.sqlite.db import SQLiteDatabase, SQLiteTx
 from langchain_tiered_memory.storage.sqlite.schema import create_schema
 from langchain_tiered_memory.storage.vectors import (
@@ -106,8 +112,7 @@ _R_COLS = ", ".join(f"r.{c.strip()}" for c in _COLS.split(","))
 
 
 def _chunks(items: Sequence[Any], size: int = _CHUNK) -> Iterable[Sequence[Any]]:
-    for start in range(0, len(items), size):
-        yield items[start : start + size]
+    return chunks(items, size)
 
 
 def _marks(n: int) -> str:
@@ -683,16 +688,6 @@ class BaseSQLiteArchive:
             owners.update(rows)
         return owners
 
-    @staticmethod
-    def _check_owners(records: Sequence[MemoryRecord], owners: Mapping[str, str]) -> None:
-        for record in records:
-            owner = owners.get(record.id)
-            if owner is not None and owner != record.user_id:
-                raise ValueError(
-                    f"record id {record.id!r} is already used by another user's record; record "
-                    "ids must be unique across the archive"
-                )
-
     def _insert(
         self,
         conn: SQLiteTx,
@@ -797,7 +792,7 @@ class BaseSQLiteArchive:
         if not batch:
             return PreparedRecords(())
         owners = self._owners(list(batch))
-        self._check_owners([r for r, _ in batch.values()], owners)
+        check_owners([r for r, _ in batch.values()], owners)
         new = [item for key, item in batch.items() if key not in owners]
         vectors = None
         if new and self.index.needs_vectors:
@@ -818,7 +813,7 @@ class BaseSQLiteArchive:
         if not prepared.items:
             return []
         owners = self._owners([r.id for r, _, _ in prepared.items], conn)
-        self._check_owners([r for r, _, _ in prepared.items], owners)
+        check_owners([r for r, _, _ in prepared.items], owners)
         first = next((v for _, _, v in prepared.items if v is not None), None)
         if first is not None and self._dim is None:
             self._set_meta(conn, "dim", str(first.shape[0]))
@@ -827,7 +822,7 @@ class BaseSQLiteArchive:
             if record.id in owners:
                 continue
             entries.append(VectorEntry(self._insert(conn, record, encoded, vector), record, vector))
-        self._audit_added(conn, [e.record for e in entries], page_out=page_out)
+        audit_added(self.audit, conn, [e.record for e in entries], page_out=page_out)
         return entries
 
     def finish_write(self, entries: Sequence[VectorEntry]) -> None:
@@ -857,30 +852,6 @@ class BaseSQLiteArchive:
                 entries = self.write_prepared(conn, prepared, page_out=page_out)
             self.finish_write(entries)
         return [e.record for e in entries]
-
-    def _audit_added(
-        self, conn: SQLiteTx, records: Sequence[MemoryRecord], *, page_out: bool
-    ) -> None:
-        groups: dict[tuple[str, str | None], list[MemoryRecord]] = {}
-        for record in records:
-            groups.setdefault(record.namespace, []).append(record)
-        for (user_id, thread_id), group in groups.items():
-            if page_out:
-                payload: dict[str, Any] = {
-                    "turns": [int(r.metadata.get("turn_index", -1)) for r in group],
-                    "ids": [r.id for r in group],
-                }
-                self.audit.insert(
-                    conn, "page_out", user_id=user_id, thread_id=thread_id, payload=payload
-                )
-            else:
-                kinds: dict[str, int] = {}
-                for r in group:
-                    kinds[r.kind] = kinds.get(r.kind, 0) + 1
-                payload = {"op": "add", "ids": [r.id for r in group], "kinds": kinds}
-                self.audit.insert(
-                    conn, "write", user_id=user_id, thread_id=thread_id, payload=payload
-                )
 
     def archive_turns(
         self, turns: Sequence[Turn], *, user_id: str, thread_id: str
@@ -1410,12 +1381,6 @@ class BaseSQLiteArchive:
         order = np.lexsort((-rids, -scores))  # best score first, then newest
         return rids[order], scores[order]
 
-    def _query_vector(self, query: Sequence[float] | np.ndarray) -> np.ndarray:
-        vector = np.asarray(query, dtype=np.float32).reshape(-1)
-        if self._dim is not None and vector.size != self._dim:
-            raise self._dim_error(self._dim, int(vector.size))
-        return unit_rows(vector.reshape(1, -1))[0]
-
     def _candidates(self, flt: RecordFilter) -> np.ndarray:
         where, params = flt.sql("r")
         # one comma-separated string instead of a Python tuple per row (3x faster; the
@@ -1479,7 +1444,7 @@ class BaseSQLiteArchive:
             text: str | None = query
             vector = self.embed_query(query) if self.index.needs_vectors else None
         else:
-            text, vector = None, self._query_vector(query)
+            text, vector = None, query_unit_vector(query, self._dim, self._dim_error)
         self.sync_index()  # take other processes' adds and deletes first
         dense = DenseQuery(flt, text, vector, lambda: self._candidates(flt))
         if self.index.exact_filter:
