@@ -37,9 +37,14 @@ from typing import Any, TypeVar, cast
 import numpy as np
 from langchain_core.embeddings import Embeddings
 
-from langchain_tiered_memory.records import RECORD_KINDS, MemoryRecord, RecordKind, turn_record
+from langchain_tiered_memory.records import MemoryRecord, RecordKind, turn_record
 from langchain_tiered_memory.storage.base import RecordFilter, check_user
-from langchain_tiered_memory.storage.codec import from_micros, record_to_dict, to_micros
+from langchain_tiered_memory.storage.codec import (
+    encode_record,
+    from_micros,
+    record_to_dict,
+    to_micros,
+)
 from langchain_tiered_memory.storage.faiss.index import FaissIndex
 from langchain_tiered_memory.storage.fts import (
     FTS_SCHEME,
@@ -135,30 +140,6 @@ def _row_record(row: Sequence[Any]) -> MemoryRecord:
         () if sources == "[]" else tuple(json.loads(sources)),
         {} if metadata == "{}" else json.loads(metadata),
     )
-
-
-def _validate(record: MemoryRecord) -> tuple[str, str]:
-    """Check a record; return its JSON ``sources`` and ``metadata``."""
-    if not isinstance(record, MemoryRecord):
-        raise TypeError(f"expected MemoryRecord, got {type(record).__name__}")
-    if not isinstance(record.id, str) or not record.id:
-        raise ValueError(f"record id must be a non-empty string, got {record.id!r}")
-    check_user(record.user_id)
-    if record.kind not in RECORD_KINDS:
-        raise ValueError(
-            f"record {record.id!r} has unknown kind {record.kind!r}; use one of "
-            f"{sorted(RECORD_KINDS)}"
-        )
-    if not isinstance(record.text, str):
-        raise ValueError(f"record {record.id!r} text must be a string")
-    if not math.isfinite(record.importance):
-        raise ValueError(f"record {record.id!r} importance must be finite")
-    try:
-        sources = json.dumps([str(s) for s in record.sources], ensure_ascii=False)
-        metadata = json.dumps(record.metadata, ensure_ascii=False)
-    except (TypeError, ValueError) as exc:
-        raise ValueError(f"record {record.id!r} metadata must be JSON-serialisable: {exc}") from exc
-    return sources, metadata
 
 
 _ArchiveT = TypeVar("_ArchiveT", bound="BaseSQLiteArchive")
@@ -787,7 +768,7 @@ class BaseSQLiteArchive:
         """
         batch: dict[str, tuple[MemoryRecord, tuple[str, str]]] = {}
         for record in records:
-            encoded = _validate(record)
+            encoded = encode_record(record)
             batch.setdefault(record.id, (record, encoded))
         if not batch:
             return PreparedRecords(())
@@ -945,7 +926,7 @@ class BaseSQLiteArchive:
             KeyError: if no record has this id.
             ValueError: if the stored record belongs to another user.
         """
-        encoded = _validate(record)
+        encoded = encode_record(record)
         self._before_write()
         current = self.get([record.id])
         if not current:
