@@ -145,11 +145,9 @@ class MemoryStore:
         if embeddings is None and (self.path is not None or self.url is not None):
             # an existing directory or database keeps the local embedder it was built with
             if self.url is not None:
-                from langchain_tiered_memory.storage.postgres.backend import (
-                    stored_embeddings_id as stored_in_database,
-                )
+                from langchain_tiered_memory.storage import postgres_backend_module
 
-                built_with = embedder_name(stored_in_database(self.url))
+                built_with = embedder_name(postgres_backend_module().stored_embeddings_id(self.url))
             else:
                 assert self.path is not None
                 built_with = embedder_name(stored_embeddings_id(self.path / ARCHIVE_FILE))

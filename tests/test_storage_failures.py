@@ -9,7 +9,10 @@ are a clear ``ValueError`` (an error message from the tools).
 
 from __future__ import annotations
 
+import os
 import sqlite3
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -177,3 +180,28 @@ def test_summary_ids_cannot_collide_across_users(tmp_path: Path) -> None:
             summaries = store.archive.records(user, kinds="summary")
             assert summaries, user  # each user's summaries were archived
             assert all(r.user_id == user for r in summaries)
+
+
+def test_a_postgres_url_without_the_extra_names_the_install_command(tmp_path: Path) -> None:
+    shim = tmp_path / "shim" / "psycopg"  # an environment where psycopg is not installed
+    shim.mkdir(parents=True)
+    (shim / "__init__.py").write_text(
+        "raise ModuleNotFoundError(\"No module named 'psycopg'\", name='psycopg')\n"
+    )
+    code = (
+        "from langchain_tiered_memory.store import MemoryStore\n"
+        "try:\n"
+        "    MemoryStore('postgresql://app:hunter2@localhost/memory')\n"
+        "except ImportError as exc:\n"
+        "    print('ImportError:', exc)\n"
+    )
+    env = {**os.environ, "PYTHONPATH": str(shim.parent)}
+    done = subprocess.run(
+        [sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=120
+    )
+    assert done.returncode == 0, done.stderr
+    assert "ImportError: a postgresql:// store needs the Postgres extra (psycopg is missing)" in (
+        done.stdout
+    )
+    assert "pip install 'langchain-tiered-memory[postgres]'" in done.stdout
+    assert "hunter2" not in done.stdout

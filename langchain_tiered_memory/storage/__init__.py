@@ -18,6 +18,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from types import ModuleType
 from typing import Any
 
 from langchain_tiered_memory.storage.base import MemoryBackend, RecordFilter, RecordStore
@@ -44,6 +45,23 @@ __all__ = [
 ]
 
 
+def postgres_backend_module() -> ModuleType:
+    """:mod:`.postgres.backend`, imported on first use.
+
+    Raises:
+        ImportError: without the ``[postgres]`` extra, naming the missing
+            module and the install command.
+    """
+    try:
+        from langchain_tiered_memory.storage.postgres import backend
+    except ImportError as exc:
+        raise ImportError(
+            f"a postgresql:// store needs the Postgres extra ({exc.name or exc} is "
+            "missing): pip install 'langchain-tiered-memory[postgres]'"
+        ) from exc
+    return backend
+
+
 def open_backend(location: str | Path | None, **options: Any) -> MemoryBackend:
     """The backend for ``location``: a ``postgresql://`` URL (Postgres), a data
     directory (SQLite), or ``None`` (in memory).
@@ -53,6 +71,7 @@ def open_backend(location: str | Path | None, **options: Any) -> MemoryBackend:
 
     Raises:
         ValueError: for ``vector_store=`` with a Postgres URL (its vectors are in pgvector).
+        ImportError: for a Postgres URL without the ``[postgres]`` extra installed.
 
     Example:
         >>> backend = open_backend(None, embeddings=None)
@@ -63,8 +82,7 @@ def open_backend(location: str | Path | None, **options: Any) -> MemoryBackend:
     from langchain_tiered_memory.storage.postgres.db import is_postgres_url
 
     if is_postgres_url(location):
-        from langchain_tiered_memory.storage.postgres.backend import PostgresBackend
-
+        PostgresBackend = postgres_backend_module().PostgresBackend
         if options.pop("vector_store", None) is not None:
             raise ValueError(
                 "vector_store= applies to a data directory; a Postgres store keeps its vectors "
