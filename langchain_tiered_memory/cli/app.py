@@ -202,6 +202,21 @@ StoreUrl = Annotated[
         help="A postgresql:// URL: the memory lives in that database instead of --data-dir.",
     ),
 ]
+# options several bench commands share
+JsonOut = Annotated[Path | None, typer.Option(help="Write the JSON result here.")]
+OfflineEmbedder = Annotated[
+    str | None,
+    typer.Option(
+        help="Offline embedder: 'minilm', 'e5' or 'wordllama' (default: the library default)."
+    ),
+]
+EmbedCache = Annotated[
+    Path | None, typer.Option(help="SQLite cache of vectors (reruns skip embedding).")
+]
+Extractor = Annotated[str, typer.Option(help="'rules' (no LLM) or an init_chat_model string.")]
+Summarizer = Annotated[
+    str, typer.Option(help="'extractive' (no LLM) or an init_chat_model string.")
+]
 
 
 def _location(data_dir: Path, store: str | None) -> str | Path:
@@ -348,15 +363,11 @@ def bench_tokens(
     ),
     context_window: Annotated[int, typer.Option(help="Context window in tokens.")] = 4096,
     model: Annotated[str, typer.Option(help="Model whose tokenizer counts.")] = "gpt-4o-mini",
-    summarizer: Annotated[
-        str, typer.Option(help="'extractive' (no LLM) or an init_chat_model string.")
-    ] = "extractive",
-    extractor: Annotated[
-        str, typer.Option(help="'rules' (no LLM) or an init_chat_model string.")
-    ] = "rules",
+    summarizer: Summarizer = "extractive",
+    extractor: Extractor = "rules",
     extract_every: Annotated[int, typer.Option(help="Turns per LLM extraction call.")] = 8,
     limit: Annotated[int | None, typer.Option(help="Only the first N conversations.")] = None,
-    out: Annotated[Path | None, typer.Option(help="Write the JSON result here.")] = None,
+    out: JsonOut = None,
     plot: Annotated[
         Path | None, typer.Option(help="Draw prompt tokens per turn to this PNG.")
     ] = None,
@@ -486,7 +497,7 @@ def bench_overhead(
     concurrency_seconds: Annotated[
         float, typer.Option(help="Seconds each throughput measurement runs.")
     ] = 5.0,
-    out: Annotated[Path | None, typer.Option(help="Write the JSON result here.")] = None,
+    out: JsonOut = None,
 ) -> None:
     """Recall and add latency (p50/p95), throughput and bytes per record as the archive grows."""
     import tempfile
@@ -578,7 +589,7 @@ def bench_writes(
     context_window: Annotated[
         int | None, typer.Option(help="Override the model's window (default: the model's).")
     ] = None,
-    out: Annotated[Path | None, typer.Option(help="Write the JSON result here.")] = None,
+    out: JsonOut = None,
 ) -> None:
     """Add latency p50/p95 as a thread grows: an add costs what it adds."""
     from langchain_tiered_memory.bench.writes import run_writes_bench, writes_table
@@ -620,7 +631,7 @@ def bench_concurrency(
     data_dir: Annotated[
         Path | None, typer.Option(help="Where to build the data directories (default: temp).")
     ] = None,
-    out: Annotated[Path | None, typer.Option(help="Write the JSON result here.")] = None,
+    out: JsonOut = None,
 ) -> None:
     """Add and recall throughput and p50/p95 latency with many users writing at once."""
     from langchain_tiered_memory.bench.concurrency import concurrency_table, run_concurrency_bench
@@ -664,7 +675,7 @@ def bench_gate(
         Path | None,
         typer.Option(help="LoCoMo file whose first conversation the requests are gated against."),
     ] = None,
-    out: Annotated[Path | None, typer.Option(help="Write the JSON result here.")] = None,
+    out: JsonOut = None,
 ) -> None:
     """How often the recall gate fires on memory questions vs self-contained requests."""
     from langchain_tiered_memory.bench.gate import (
@@ -703,16 +714,9 @@ def bench_facts(
     filler_turns: Annotated[
         int, typer.Option(help="Generic filler turns after the turns (and between an update's).")
     ] = 60,
-    embedder: Annotated[
-        str | None,
-        typer.Option(
-            help="Offline embedder: 'minilm', 'e5' or 'wordllama' (default: the library default)."
-        ),
-    ] = None,
-    extractor: Annotated[
-        str, typer.Option(help="'rules' (no LLM) or an init_chat_model string.")
-    ] = "rules",
-    out: Annotated[Path | None, typer.Option(help="Write the JSON result here.")] = None,
+    embedder: OfflineEmbedder = None,
+    extractor: Extractor = "rules",
+    out: JsonOut = None,
 ) -> None:
     """Do facts said in passing reach core memory and the prompt much later?"""
     from langchain_tiered_memory.bench.facts import METRICS, load_facts, run_facts_bench
@@ -766,19 +770,12 @@ def bench_retrieval(
         ),
     ] = None,
     k: Annotated[str, typer.Option(help="Comma-separated cut-offs for recall@k.")] = ("1,3,5,10"),
-    embedder: Annotated[
-        str | None,
-        typer.Option(
-            help="Offline embedder: 'minilm', 'e5' or 'wordllama' (default: the library default)."
-        ),
-    ] = None,
+    embedder: OfflineEmbedder = None,
     max_length: Annotated[
         int | None,
         typer.Option(help="Embedder tokens per text (longer texts are cut; default: its own)."),
     ] = None,
-    embed_cache: Annotated[
-        Path | None, typer.Option(help="SQLite cache of vectors (reruns skip embedding).")
-    ] = None,
+    embed_cache: EmbedCache = None,
     systems: Annotated[
         str | None,
         typer.Option(
@@ -792,7 +789,7 @@ def bench_retrieval(
     per_question: Annotated[
         bool, typer.Option(help="Include every question's gold and retrieved ids in the JSON.")
     ] = False,
-    out: Annotated[Path | None, typer.Option(help="Write the JSON result here.")] = None,
+    out: JsonOut = None,
 ) -> None:
     """Archive every turn, recall for every question; report recall@k, NDCG, token budgets.
 
@@ -942,25 +939,14 @@ def bench_qa(
     conversations_limit: Annotated[
         int | None, typer.Option("--conversations", help="Only the first N conversations.")
     ] = None,
-    embedder: Annotated[
-        str | None,
-        typer.Option(
-            help="Offline embedder: 'minilm', 'e5' or 'wordllama' (default: the library default)."
-        ),
-    ] = None,
-    embed_cache: Annotated[
-        Path | None, typer.Option(help="SQLite cache of vectors (reruns skip embedding).")
-    ] = None,
-    summarizer: Annotated[
-        str, typer.Option(help="'extractive' (no LLM) or an init_chat_model string.")
-    ] = "extractive",
-    extractor: Annotated[
-        str, typer.Option(help="'rules' (no LLM) or an init_chat_model string.")
-    ] = "rules",
+    embedder: OfflineEmbedder = None,
+    embed_cache: EmbedCache = None,
+    summarizer: Summarizer = "extractive",
+    extractor: Extractor = "rules",
     date_every_message: Annotated[
         bool, typer.Option(help="Prefix every message (not only a session's first) with its date.")
     ] = False,
-    out: Annotated[Path | None, typer.Option(help="Write the JSON result here.")] = None,
+    out: JsonOut = None,
 ) -> None:
     """Feed each conversation through the memory; answer its questions; LLM-judge the answers."""
     from langchain_tiered_memory.bench.datasets import load_locomo
