@@ -628,6 +628,19 @@ def _rule(
     return _Rule(re.compile(pattern, flags), build, category, importance, fallback, request)
 
 
+def _object_fact(subject: str, template: str, *, group: str = "x") -> Builder:
+    """A builder for ``(subject, template with the object)``, or nothing without an object.
+
+    The object is ``group`` of the match cut where it ends (:func:`_obj`).
+    """
+
+    def build(match: re.Match[str], _said: str) -> tuple[str, str] | None:
+        obj = _obj(match.group(group))
+        return (subject, template.format(obj)) if obj else None
+
+    return build
+
+
 _I_AM = r"\bI(?:'m| am)"
 _I_HAVE = r"\bI(?:'ve| have)"
 _ADVERB = (
@@ -1190,11 +1203,7 @@ _EN_RULES: list[_Rule] = [
     # -- home --
     _rule(
         r"\bI (?:no longer|don't|do not) live in (?P<x>.+)",
-        lambda m, _: (
-            ("home_city", f"no longer lives in {_obj(m.group('x'))}")
-            if _obj(m.group("x"))
-            else None
-        ),
+        _object_fact("home_city", "no longer lives in {}"),
         importance=6.5,
     ),
     _rule(
@@ -1211,17 +1220,13 @@ _EN_RULES: list[_Rule] = [
     ),
     _rule(
         r"(?:^|,\s*)(?:now |currently |these days )?(?:living|based) (?:in|near) (?P<x>.+)",
-        lambda m, _: (
-            ("home_city", f"lives in {_obj(m.group('x'))}") if _obj(m.group("x")) else None
-        ),
+        _object_fact("home_city", "lives in {}"),
         importance=6.5,
     ),
     _rule(
         r"(?:\b(?:my|our) |^)home(?: for me| for us| base)?(?: these days| now)? is (?:in |now )?"
         r"(?!where\b|a\b|the\b|my\b|our\b|not\b|always\b|never\b)(?P<x>.+)",
-        lambda m, _: (
-            ("home_city", f"lives in {_obj(m.group('x'))}") if _obj(m.group("x")) else None
-        ),
+        _object_fact("home_city", "lives in {}"),
         importance=6.5,
     ),
     _rule(
@@ -1267,9 +1272,7 @@ _EN_RULES: list[_Rule] = [
     ),
     _rule(
         r"\b(?:I|we)(?:'ve| have) (?:lived|been living) in (?P<x>[^,.;!?]+?) (?:for|since)\b",
-        lambda m, _: (
-            ("home_city", f"lives in {_obj(m.group('x'))}") if _obj(m.group("x")) else None
-        ),
+        _object_fact("home_city", "lives in {}"),
         importance=6.5,
     ),
     _rule(
@@ -1281,9 +1284,7 @@ _EN_RULES: list[_Rule] = [
     # -- work --
     _rule(
         r"\bI (?:no longer|don't|do not) work (?:at|for|as) (?P<x>.+)",
-        lambda m, _: (
-            ("work", f"no longer works at {_obj(m.group('x'))}") if _obj(m.group("x")) else None
-        ),
+        _object_fact("work", "no longer works at {}"),
         importance=6.5,
     ),
     _rule(
