@@ -15,7 +15,7 @@ import logging
 import math
 import warnings
 from collections.abc import Mapping, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from langchain_core.language_models import BaseLanguageModel
 from langchain_core.messages import (
@@ -47,9 +47,6 @@ except ImportError as _exc:  # pragma: no cover - exercised only without langcha
     BaseMemory = object  # type: ignore[assignment,misc]
 else:
     _CLASSIC_IMPORT_ERROR = None
-
-if TYPE_CHECKING:
-    pass
 
 from langchain_tiered_memory.integrations.history import TieredChatMessageHistory
 from langchain_tiered_memory.integrations.history_view import ViewMaker, clear_thread

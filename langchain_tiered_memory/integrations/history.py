@@ -48,14 +48,6 @@ from langchain_tiered_memory.integrations.identity import (
 )
 from langchain_tiered_memory.memory import TieredMemory
 
-try:  # langchain-classic is optional: only TieredConversationMemory needs it
-    from langchain_classic.base_memory import BaseMemory
-except ImportError as _exc:  # pragma: no cover - exercised only without langchain-classic
-    _CLASSIC_IMPORT_ERROR: ImportError | None = _exc
-    BaseMemory = object  # type: ignore[assignment,misc]
-else:
-    _CLASSIC_IMPORT_ERROR = None
-
 if TYPE_CHECKING:
     from langchain_tiered_memory.store import MemoryStore
 

@@ -13,7 +13,6 @@ import logging
 import math
 import threading
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
 
 from langchain_core.messages import (
     BaseMessage,
@@ -27,17 +26,6 @@ from langchain_tiered_memory.budget.tokens import TokenCounter
 from langchain_tiered_memory.memory import TieredMemory
 from langchain_tiered_memory.tiers.buffer import BufferState
 from langchain_tiered_memory.tiers.turns import group_turns, message_text
-
-try:  # langchain-classic is optional: only TieredConversationMemory needs it
-    from langchain_classic.base_memory import BaseMemory
-except ImportError as _exc:  # pragma: no cover - exercised only without langchain-classic
-    _CLASSIC_IMPORT_ERROR: ImportError | None = _exc
-    BaseMemory = object  # type: ignore[assignment,misc]
-else:
-    _CLASSIC_IMPORT_ERROR = None
-
-if TYPE_CHECKING:
-    pass
 
 logger = logging.getLogger(__name__)
 

@@ -27,7 +27,7 @@ from langchain_core.messages import BaseMessage
 from langchain_tiered_memory.ids import check_id
 from langchain_tiered_memory.records import RECORD_KINDS, MemoryRecord, RecordKind
 from langchain_tiered_memory.storage.codec import to_micros
-from langchain_tiered_memory.tiers.core import CoreFact, Expect, FactUpdate
+from langchain_tiered_memory.tiers.core import FactStore
 from langchain_tiered_memory.tiers.turns import Turn
 
 __all__ = [
@@ -294,7 +294,7 @@ class RecordStore(Protocol):
         ...
 
 
-class MemoryBackend(Protocol):
+class MemoryBackend(FactStore, Protocol):
     """Everything that lasts, for every user: what a ``MemoryStore`` stands on.
 
     Attributes:
@@ -379,34 +379,7 @@ class MemoryBackend(Protocol):
         """A user's thread ids."""
         ...
 
-    # -- core facts (a FactStore)
-    def facts_version(self, user_id: str) -> int:
-        """Changes whenever the user's facts change."""
-        ...
-
-    def load_facts(self, user_id: str) -> tuple[int, list[CoreFact]]:
-        """Every fact version of the user, with the version."""
-        ...
-
-    def write_fact(
-        self, user_id: str, fact: CoreFact, *, reason: str, expect: Expect = "any"
-    ) -> FactUpdate:
-        """Write a fact version (and its archive record) atomically."""
-        ...
-
-    def forget_facts(
-        self, user_id: str, *, subject: str | None = None, fact_id: str | None = None
-    ) -> list[CoreFact]:
-        """Delete facts, their records and the turns that stated them."""
-        ...
-
-    def retire_facts(self, user_id: str, fact_ids: Sequence[str], *, reason: str) -> list[CoreFact]:
-        """Move active facts out of core memory (kept in history)."""
-        ...
-
-    def clear_facts(self, user_id: str) -> list[CoreFact]:
-        """Delete every fact of the user."""
-        ...
+    # -- core facts: the FactStore methods (inherited)
 
     # -- users
     def users(self) -> list[str]:

@@ -39,6 +39,7 @@ from langchain_core.embeddings import Embeddings
 
 from langchain_tiered_memory.records import MemoryRecord, RecordKind, turn_record
 from langchain_tiered_memory.storage.base import RecordFilter, check_user
+from langchain_tiered_memory.storage.codec import embeddings_id as codec_embeddings_id
 from langchain_tiered_memory.storage.codec import (
     encode_record,
     from_micros,
@@ -1546,16 +1547,6 @@ def stored_embeddings_id(path: str | os.PathLike[str]) -> str | None:
     return str(row[0]) if row else None
 
 
-def _embeddings_id(embeddings: Embeddings) -> str:
-    kind = type(embeddings)
-    name = f"{kind.__module__}.{kind.__qualname__}"
-    for attr in ("model", "model_name", "deployment", "size"):
-        value = getattr(embeddings, attr, None)
-        if isinstance(value, (str, int)) and not isinstance(value, bool):
-            return f"{name}:{attr}={value}"
-    return name
-
-
 class SQLiteArchive(BaseSQLiteArchive):
     """The durable archive: records, keyword index and audit log in SQLite, vectors in FAISS.
 
@@ -1637,7 +1628,7 @@ class SQLiteArchive(BaseSQLiteArchive):
             raise ValueError(f"save_every must be >= 1, got {save_every}")
         self.embeddings = embeddings
         self._save_every = save_every
-        embeddings_id = _embeddings_id(embeddings) if embeddings is not None else None
+        embeddings_id = codec_embeddings_id(embeddings) if embeddings is not None else None
         super().__init__(path, db=db, dim=dim, embeddings_id=embeddings_id)
 
     @property
