@@ -30,6 +30,21 @@ def test_overhead_bench_reports_latency_and_size(tmp_path) -> None:
     assert result["single_user"]["1200"]["users"] == 1
 
 
+def test_overhead_bench_times_recall_at_each_k(tmp_path) -> None:
+    result = run_overhead_bench(
+        [400], workdir=tmp_path, layouts=["typical"], queries=4, adds=2, ks=(5, 50, 200)
+    )
+    row = result["sizes"]["400"]
+    assert result["ks"] == [5, 50, 200]
+    assert set(row["recall_by_k"]) == {"5", "50", "200"}
+    assert row["recall_by_k"]["5"]["recall_p95_ms"] == row["recall_p95_ms"]
+    for cut in ("50", "200"):
+        timing = row["recall_by_k"][cut]
+        assert timing["recall_max_ms"] >= timing["recall_p95_ms"] >= timing["recall_p50_ms"] > 0
+    with pytest.raises(ValueError, match="every k"):
+        run_overhead_bench([10], workdir=tmp_path, ks=(0,))
+
+
 def test_overhead_bench_spreads_users_and_reuses_archives(tmp_path) -> None:
     run_overhead_bench(
         [600], workdir=tmp_path, records_per_user=200, layouts=["typical"], queries=3, adds=2
@@ -93,9 +108,12 @@ def test_overhead_cli_writes_json(tmp_path) -> None:
     )
     assert result.exit_code == 0, result.output
     assert "worst case" in result.output and "throughput" in result.output
+    assert "by k" in result.output and "k = 200" in result.output
     report = json.loads(out.read_text())
     for layout in ("sizes", "single_user"):
-        assert {"recall_p95_ms", "add_p95_ms", "bytes_per_record"} <= set(report[layout]["500"])
+        assert {"recall_p95_ms", "add_p95_ms", "bytes_per_record", "recall_by_k"} <= set(
+            report[layout]["500"]
+        )
         for workers in ("1", "2"):
             assert report[layout]["500"]["throughput"][workers]["recall_per_s"] > 0
     assert report["query_embedding_p95_ms"] > 0

@@ -296,8 +296,9 @@ def _measure(
     queries: int,
     adds: int,
     size: int,
+    ks: Sequence[int] = (5,),
 ) -> dict[str, Any]:
-    """Time recalls, raw searches and adds on a filled archive."""
+    """Time recalls (at each of ``ks``), raw searches and adds on a filled archive."""
 
     def user(j: int) -> str:
         return f"user{(j * 7919) % users}"  # spread over the users, not in storage order
@@ -317,6 +318,22 @@ def _measure(
         recall_ms.append(elapsed * 1000)
         recall_cpu_ms.append(used * 1000)
         assert all(h.record.user_id == owner for h in hits)
+    by_k: dict[str, dict[str, float]] = {}
+    for k in ks:
+        if k == 5:
+            wall, cpu_ms = recall_ms, recall_cpu_ms
+        else:
+            wall, cpu_ms = [], []
+            for j in range(queries):
+                query, owner = _query(rng), user(j)
+                before, before_cpu = timed.query_seconds, timed.query_cpu_seconds
+                started, cpu = time.perf_counter(), time.thread_time()
+                recaller.recall(query, user_id=owner, k=k)
+                wall.append((time.perf_counter() - started - (timed.query_seconds - before)) * 1000)
+                cpu_ms.append(
+                    (time.thread_time() - cpu - (timed.query_cpu_seconds - before_cpu)) * 1000
+                )
+        by_k[str(k)] = {**_stats("recall", wall), **_stats("recall_cpu", cpu_ms)}
     search_ms = []
     for j in range(queries):
         query, owner = _query(rng), user(j)
@@ -343,6 +360,7 @@ def _measure(
         **_stats("recall_cpu", recall_cpu_ms),
         **_stats("search", search_ms),
         **_stats("add", add_ms),
+        "recall_by_k": by_k,
         "query_embedding_excluded_ms": round(timed.query_seconds * 1000 / timed.query_calls, 3),
     }
 
@@ -484,6 +502,7 @@ def run_overhead_bench(
     postgres_url: str | None = None,
     concurrency: Sequence[int] = (),
     concurrency_seconds: float = 5.0,
+    ks: Sequence[int] = (5, 50, 200),
     on_progress: Callable[[str], None] | None = None,
 ) -> dict[str, Any]:
     """Fill archives of each size and layout; time recalls and adds (JSON-ready result).
@@ -506,6 +525,7 @@ def run_overhead_bench(
         concurrency: Also measure recall and add throughput with this many
             threads sharing one store (e.g. ``(1, 4, 16)``).
         concurrency_seconds: How long each throughput measurement runs.
+        ks: Also time recall at each of these ``k`` (``recall_by_k``).
         on_progress: Called with progress messages.
 
     Returns:
@@ -513,7 +533,8 @@ def run_overhead_bench(
         {size: row}, "postgres": {"sizes": ..., "single_user": ...},
         "query_embedding_p50_ms", ...}``; ``sizes`` holds SQLite's typical
         layout. Each row has ``recall_*``, ``search_*`` and ``add_*``
-        p50/p95/max in ms, ``bytes_per_record``, ``users``, ``fill_seconds``
+        p50/p95/max in ms (recall at ``k`` = 5), ``recall_by_k`` (``{k:
+        recall_* and recall_cpu_* p50/p95/max}``), ``bytes_per_record``, ``users``, ``fill_seconds``
         and, with ``concurrency``, ``throughput`` per number of workers.
     """
     unknown = [layout for layout in layouts if layout not in LAYOUTS]
@@ -521,6 +542,8 @@ def run_overhead_bench(
         raise ValueError(f"unknown layout(s) {unknown}; use some of {list(LAYOUTS)}")
     if any(c < 1 for c in concurrency):
         raise ValueError(f"concurrency levels must be >= 1, got {list(concurrency)}")
+    if any(k < 1 for k in ks):
+        raise ValueError(f"every k must be >= 1, got {list(ks)}")
     embeddings = HashEmbeddings()
     result: dict[str, Any] = {
         "bench": "overhead",
@@ -528,6 +551,7 @@ def run_overhead_bench(
         "queries": queries,
         "adds": adds,
         "index_save_every": index_save_every,
+        "ks": list(ks),
         "sizes": {},
         "single_user": {},
     }
@@ -567,7 +591,9 @@ def run_overhead_bench(
                         bench.archive.warm_up("user0")
                     warm_seconds = time.perf_counter() - warm_started
                     progress("measuring")
-                    row = _measure(bench.archive, embeddings, users, rng, queries, adds, size)
+                    row = _measure(
+                        bench.archive, embeddings, users, rng, queries, adds, size, ks=ks
+                    )
                     row["warm_up_seconds"] = round(warm_seconds, 2)
                     if concurrency:
                         row["throughput"] = {}

@@ -497,6 +497,9 @@ def bench_overhead(
     concurrency_seconds: Annotated[
         float, typer.Option(help="Seconds each throughput measurement runs.")
     ] = 5.0,
+    k: Annotated[
+        str, typer.Option(help="Also time recall at each of these k, comma-separated.")
+    ] = "5,50,200",
     out: JsonOut = None,
 ) -> None:
     """Recall and add latency (p50/p95), throughput and bytes per record as the archive grows."""
@@ -508,6 +511,7 @@ def bench_overhead(
     sizes = int_list(records, "--records", minimum=1, example="1000,100000")
     chosen = cast("list[Layout]", [x.strip() for x in layouts.split(",") if x.strip()])
     levels = [int(x) for x in concurrency.split(",") if x.strip()]
+    ks = sorted(set(int_list(k, "--k", minimum=1, example="5,50,200")))
     url = str(_location(Path(), store)) if store is not None else None
     with tempfile.TemporaryDirectory() as scratch, console.status("building archives") as status:
         result = run_overhead_bench(
@@ -520,6 +524,7 @@ def bench_overhead(
             postgres_url=url,
             concurrency=levels,
             concurrency_seconds=concurrency_seconds,
+            ks=ks,
             on_progress=lambda m: status.update(m),
         )
     backends = [("SQLite", result)] + ([("Postgres", result["postgres"])] if url else [])
@@ -553,6 +558,20 @@ def bench_overhead(
                     f"{row['bytes_per_record']:,.0f}",
                 )
         console.print(table)
+        by_k = Table(title=f"{title}: recall p50 / p95 by k (query embedding excluded)")
+        by_k.add_column("backend")
+        by_k.add_column("records", justify="right")
+        for cut in ks:
+            by_k.add_column(f"k = {cut}", justify="right")
+        for name, rows in backends:
+            for size, row in rows[key].items():
+                cells = [
+                    f"{row['recall_by_k'][str(c)]['recall_p50_ms']:.1f} / "
+                    f"{row['recall_by_k'][str(c)]['recall_p95_ms']:.1f} ms"
+                    for c in ks
+                ]
+                by_k.add_row(name, f"{int(size):,}", *cells)
+        console.print(by_k)
         if levels:
             through = Table(title=f"{title}: throughput (recalls/s, adds/s)")
             through.add_column("backend")
