@@ -5,6 +5,8 @@ from dataclasses import replace
 from datetime import datetime, timedelta, timezone
 
 import pytest
+from hypothesis import HealthCheck, example, given, settings
+from hypothesis import strategies as st
 
 from langchain_tiered_memory.budget.context import RecalledMemory
 from langchain_tiered_memory.recall.hybrid import (
@@ -647,6 +649,79 @@ def test_texts_that_differ_in_a_number_are_not_merged() -> None:
 
 
 # ------------------------------------------------ issue 16: superseded facts and their turns
+
+
+def _quadratic_merge(ranked, k=None, threshold=0.9):
+    """The merge as it was before prefix filtering: every text against every kept one."""
+
+    def near(a, b):
+        if len(a) < 4 or len(b) < 4:
+            return False
+        if any(any(ch.isdigit() for ch in word) for word in a ^ b):
+            return False
+        shared = len(a & b)
+        return shared / len(a | b) >= threshold or shared / len(a) >= 0.95
+
+    unique, keys, word_sets = [], {}, []
+    for item in ranked:
+        key = dedupe_key(item.record.text)
+        words = set(key.split())
+        into = keys.get(key)
+        if into is None:
+            into = next((i for i, w in enumerate(word_sets) if near(words, w)), None)
+        if into is not None:
+            kept = unique[into]
+            extra = tuple(s for s in item.record.sources if s not in kept.record.sources)
+            if extra:
+                unique[into] = ScoredRecord(
+                    replace(kept.record, sources=kept.record.sources + extra), kept.score
+                )
+            continue
+        if k is not None and len(unique) >= k:
+            break
+        keys[key] = len(unique)
+        word_sets.append(words)
+        unique.append(item)
+    return unique
+
+
+_VOCAB = [*"abcdefghijklmnopqrst", "5", "10km", "peanut", "max"]
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    texts=st.lists(
+        st.lists(st.sampled_from(_VOCAB), min_size=1, max_size=30).map(" ".join),
+        max_size=40,
+    ),
+    k=st.one_of(st.none(), st.integers(min_value=1, max_value=40)),
+    threshold=st.sampled_from([0.5, 0.75, 0.9, 1.0]),
+)
+# a text holding a kept one plus as many words again: only the words it shares find it
+@example(texts=["a b c d e", "a b c d e f g h i j"], k=None, threshold=0.5)
+@example(
+    texts=["a b c d e f g h i j k l m n o p q r s t", "b c d e f g h i j k l m n o p q r s t"],
+    k=None,
+    threshold=0.9,
+)
+def test_near_duplicate_merge_equals_the_all_pairs_merge(texts, k, threshold) -> None:
+    ranked = [
+        ScoredRecord(
+            MemoryRecord.new(user_id="u", kind="turn", text=t, id=f"r{i}", sources=(f"s{i}",)),
+            float(-i),
+        )
+        for i, t in enumerate(texts)
+    ]
+    fast = merge_near_duplicates(ranked, k=k, threshold=threshold)
+    slow = _quadratic_merge(ranked, k=k, threshold=threshold)
+    assert [(h.record.id, h.record.sources) for h in fast] == [
+        (h.record.id, h.record.sources) for h in slow
+    ]
+
+
+def test_near_duplicate_threshold_is_checked() -> None:
+    with pytest.raises(ValueError, match="threshold"):
+        merge_near_duplicates([], threshold=0.0)
 
 
 def _fact(text: str, fact_id: str, source: str, **metadata: object) -> MemoryRecord:

@@ -74,6 +74,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import math
 import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field, replace
@@ -334,14 +335,27 @@ def dedupe_key(text: str) -> str:
     return " ".join(_words(text))
 
 
-def _near_duplicate(a: set[str], b: set[str], threshold: float) -> bool:
+def _numbers(words: frozenset[str]) -> frozenset[str]:
+    return frozenset(w for w in words if any(ch.isdigit() for ch in w))
+
+
+def _near_duplicate(
+    a: frozenset[str],
+    b: frozenset[str],
+    threshold: float,
+    numbers_a: frozenset[str] | None = None,
+    numbers_b: frozenset[str] | None = None,
+) -> bool:
     """``a`` (a lower-ranked text) says nothing ``b`` does not: similar, or contained in it.
 
-    Texts that differ in a number ("ran 5 km" / "ran 10 km") are never near-duplicates.
+    Texts that differ in a number ("ran 5 km" / "ran 10 km") are never
+    near-duplicates (``numbers_*``: their words with a digit, if known).
     """
     if len(a) < 4 or len(b) < 4:
         return False
-    if any(any(ch.isdigit() for ch in word) for word in a ^ b):
+    if (numbers_a if numbers_a is not None else _numbers(a)) != (
+        numbers_b if numbers_b is not None else _numbers(b)
+    ):
         return False
     shared = len(a & b)
     return shared / len(a | b) >= threshold or shared / len(a) >= _CONTAINED
@@ -624,16 +638,38 @@ def merge_near_duplicates(
         [('user: I am allergic to peanuts, please remember that', ('turn:3', 'turn:9')),
          ('My dog is called Max', ('turn:4',))]
     """
+    if not 0 < threshold <= 1:
+        raise ValueError(f"threshold must be in (0, 1], got {threshold}")
+    # Prefix filtering (Chaudhuri et al., 2006): a kept text can hold a share s
+    # of a text's words only if it holds one of any |a| - floor(s |a|) + 1 of
+    # them. Taking the words that the fewest kept texts contain, each text is
+    # compared with the few kept texts that share one of its rarest words, not
+    # with every kept text; the result is the same.
+    share = min(threshold, _CONTAINED)
     unique: list[ScoredRecord] = []
+    kept_words: list[frozenset[str]] = []
+    kept_numbers: list[frozenset[str]] = []
     keys: dict[str, int] = {}
-    word_sets: list[set[str]] = []
+    postings: dict[str, list[int]] = {}
     for item in ranked:
         key = dedupe_key(item.record.text)
-        words = set(key.split())
+        words = frozenset(key.split())
+        numbers = _numbers(words)
         into = keys.get(key)
-        if into is None:
+        if into is None and len(words) >= 4:
+            prefix = sorted(words, key=lambda w: len(postings.get(w, ())))
+            near = {
+                j
+                for w in prefix[: len(words) - math.floor(share * len(words)) + 1]
+                for j in postings.get(w, ())
+            }
             into = next(
-                (i for i, w in enumerate(word_sets) if _near_duplicate(words, w, threshold)), None
+                (
+                    j
+                    for j in sorted(near)
+                    if _near_duplicate(words, kept_words[j], threshold, numbers, kept_numbers[j])
+                ),
+                None,
             )
         if into is not None:
             kept = unique[into]
@@ -645,7 +681,11 @@ def merge_near_duplicates(
         if k is not None and len(unique) >= k:
             break
         keys[key] = len(unique)
-        word_sets.append(words)
+        if len(words) >= 4:
+            for w in words:
+                postings.setdefault(w, []).append(len(unique))
+        kept_words.append(words)
+        kept_numbers.append(numbers)
         unique.append(item)
     return unique
 
@@ -879,6 +919,55 @@ class Recaller:
         """
         if not query.strip():
             return []
+        candidates = self.candidates(
+            query, user_id=user_id, thread_id=thread_id, kinds=kinds, since=since, until=until
+        )
+        when = now or utcnow()
+        want = k or self.k
+        superseded = [
+            c.record
+            for c in candidates
+            if c.record.kind == "fact" and c.record.metadata.get("superseded")
+        ]
+        ranked = score_candidates(
+            candidates,
+            now=when,
+            weights=self.weights,
+            k=want + len(superseded) if self.supersession else want,
+            query=query,
+            recency_decay=self.recency_decay,
+            relevance_floor=self.relevance_floor,
+            fusion=self.fusion,
+            dedupe=self.dedupe,
+        )
+        if self.supersession and superseded:
+            ranked = self._resolve_superseded(ranked, superseded, candidates, user_id)[:want]
+        logger.debug("recall %r: %d candidates -> %d", query, len(candidates), len(ranked))
+        if self.touch and ranked:
+            ids = [r.record.id for r in ranked]
+            note = getattr(self.archive, "note_access", None)
+            if note is not None:  # written in the background: recall does not wait for it
+                note(ids, when, user_id=user_id)
+            elif (touch := getattr(self.archive, "touch", None)) is not None:
+                touch(ids, when, user_id=user_id)
+        return ranked
+
+    def candidates(
+        self,
+        query: str,
+        *,
+        user_id: str,
+        thread_id: str | None = None,
+        kinds: Iterable[RecordKind] | None = None,
+        since: datetime | None = None,
+        until: datetime | None = None,
+    ) -> list[Candidate]:
+        """The archive's dense and keyword hits for ``query``, one candidate per record.
+
+        What :meth:`recall` scores: the keyword hits, then the dense hits for
+        the query embedded once (without the names of the speakers it asks
+        about, see ``strip_speaker_names``), joined by record id.
+        """
         filters: dict[str, Any] = {
             "user_id": user_id,
             "thread_id": thread_id,
@@ -903,43 +992,14 @@ class Recaller:
         else:  # e.g. VectorStoreArchive: the vector store embeds the text itself
             query_input = dense_query
         dense = self.archive.dense_search(query_input, n=self.dense_candidates, **filters)
-        when = now or utcnow()
-        want = k or self.k
-        candidates = merge_candidates(dense, keyword)
-        superseded = [
-            c.record
-            for c in candidates
-            if c.record.kind == "fact" and c.record.metadata.get("superseded")
-        ]
-        ranked = score_candidates(
-            candidates,
-            now=when,
-            weights=self.weights,
-            k=want + len(superseded) if self.supersession else want,
-            query=query,
-            recency_decay=self.recency_decay,
-            relevance_floor=self.relevance_floor,
-            fusion=self.fusion,
-            dedupe=self.dedupe,
-        )
-        if self.supersession and superseded:
-            ranked = self._resolve_superseded(ranked, superseded, candidates, user_id)[:want]
         logger.debug(
-            "recall %r (dense query %r): %d dense, %d keyword -> %d",
+            "recall %r (dense query %r): %d dense, %d keyword",
             query,
             dense_query,
             len(dense),
             len(keyword),
-            len(ranked),
         )
-        if self.touch and ranked:
-            ids = [r.record.id for r in ranked]
-            note = getattr(self.archive, "note_access", None)
-            if note is not None:  # written in the background: recall does not wait for it
-                note(ids, when, user_id=user_id)
-            elif (touch := getattr(self.archive, "touch", None)) is not None:
-                touch(ids, when, user_id=user_id)
-        return ranked
+        return merge_candidates(dense, keyword)
 
     def _resolve_superseded(
         self,
