@@ -123,6 +123,7 @@ Fusion = Literal["minmax", "rrf", "both"]
 # (For recency at 0.995/h this is about 12 minutes of age difference.)
 _MIN_SPREAD = 1e-3
 _WORD = re.compile(r"\w+", re.UNICODE)
+_NUMBER_WORD = re.compile(r"\w*\d\w*")
 # A lower-ranked text whose distinct words are this much inside a kept one's adds nothing.
 _CONTAINED = 0.95
 
@@ -336,7 +337,8 @@ def dedupe_key(text: str) -> str:
 
 
 def _numbers(words: frozenset[str]) -> frozenset[str]:
-    return frozenset(w for w in words if any(ch.isdigit() for ch in w))
+    """The words with a digit in them."""
+    return frozenset(_NUMBER_WORD.findall(" ".join(words)))
 
 
 def _near_duplicate(
@@ -644,30 +646,31 @@ def merge_near_duplicates(
     # of a text's words only if it holds one of any |a| - floor(s |a|) + 1 of
     # them. Taking the words that the fewest kept texts contain, each text is
     # compared with the few kept texts that share one of its rarest words, not
-    # with every kept text; the result is the same.
+    # with every kept text; the result is the same. Near-duplicates have the
+    # same numbers, so the lists are kept per set of numbers.
     share = min(threshold, _CONTAINED)
     unique: list[ScoredRecord] = []
     kept_words: list[frozenset[str]] = []
-    kept_numbers: list[frozenset[str]] = []
     keys: dict[str, int] = {}
-    postings: dict[str, list[int]] = {}
+    postings_by_numbers: dict[frozenset[str], dict[str, list[int]]] = {}
     for item in ranked:
         key = dedupe_key(item.record.text)
         words = frozenset(key.split())
-        numbers = _numbers(words)
+        numbers = frozenset(_NUMBER_WORD.findall(key))
+        postings = postings_by_numbers.setdefault(numbers, {})
         into = keys.get(key)
         if into is None and len(words) >= 4:
-            prefix = sorted(words, key=lambda w: len(postings.get(w, ())))
+            lists = sorted([postings.get(w, ()) for w in words], key=len)
             near = {
                 j
-                for w in prefix[: len(words) - math.floor(share * len(words)) + 1]
-                for j in postings.get(w, ())
+                for found in lists[: len(words) - math.floor(share * len(words)) + 1]
+                for j in found
             }
             into = next(
                 (
                     j
                     for j in sorted(near)
-                    if _near_duplicate(words, kept_words[j], threshold, numbers, kept_numbers[j])
+                    if _near_duplicate(words, kept_words[j], threshold, numbers, numbers)
                 ),
                 None,
             )
@@ -685,7 +688,6 @@ def merge_near_duplicates(
             for w in words:
                 postings.setdefault(w, []).append(len(unique))
         kept_words.append(words)
-        kept_numbers.append(numbers)
         unique.append(item)
     return unique
 
