@@ -74,16 +74,26 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import math
-import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field, replace
-from datetime import datetime, timezone
+from datetime import datetime
 from typing import Any, Literal, Protocol
 
 from langchain_core.embeddings import Embeddings
 
 from langchain_tiered_memory.budget.context import RecalledMemory
+from langchain_tiered_memory.recall.dedupe import dedupe_key, merge_near_duplicates
+from langchain_tiered_memory.recall.signals import (
+    Candidate,
+    addressed_roles,
+    borrow_from_previous,
+    keyword_scale,
+    min_max,
+    named_speakers,
+    recency_score,
+    speaker_of,
+    strip_names,
+)
 from langchain_tiered_memory.recall.time_expressions import TimeWindow, query_window, time_match
 from langchain_tiered_memory.records import MemoryRecord, RecordKind, ScoredRecord, utcnow
 
@@ -117,15 +127,6 @@ DEFAULT_K = 5
 
 #: How the dense and keyword signals are combined.
 Fusion = Literal["minmax", "rrf", "both"]
-
-# A signal whose raw values span less than this over the candidates does not
-# discriminate between them; min-max scaling it would blow noise up to 0..1.
-# (For recency at 0.995/h this is about 12 minutes of age difference.)
-_MIN_SPREAD = 1e-3
-_WORD = re.compile(r"\w+", re.UNICODE)
-_NUMBER_WORD = re.compile(r"\w*\d\w*")
-# A lower-ranked text whose distinct words are this much inside a kept one's adds nothing.
-_CONTAINED = 0.95
 
 
 @dataclass(frozen=True)
@@ -187,264 +188,6 @@ class RecallWeights:
                 raise ValueError(f"weight {name} must be >= 0, got {value}")
         if self.neighbour > 1:
             raise ValueError(f"neighbour is a share of 0-1, got {self.neighbour}")
-
-
-@dataclass(frozen=True)
-class Candidate:
-    """A record with its raw scores from the archive's two searches.
-
-    Args:
-        record: The archived record.
-        dense: Cosine similarity to the query vector (``None``: not a dense hit).
-        keyword: BM25 score, higher is better (``None``: no keyword match).
-
-    Example:
-        >>> r = MemoryRecord.new(user_id="u", kind="fact", text="tea")
-        >>> Candidate(r, dense=0.7).keyword is None
-        True
-    """
-
-    record: MemoryRecord
-    dense: float | None = None
-    keyword: float | None = None
-
-
-def min_max(values: Sequence[float | None], *, min_spread: float = _MIN_SPREAD) -> list[float]:
-    """Scale values to 0-1 over the present ones (missing values score 0).
-
-    When the present values span less than ``min_spread`` the signal does not
-    tell the candidates apart and every value scales to 0.
-
-    Example:
-        >>> min_max([2.0, 4.0, None, 3.0])
-        [0.0, 1.0, 0.0, 0.5]
-        >>> min_max([5.0, 5.0])
-        [0.0, 0.0]
-    """
-    present = [v for v in values if v is not None]
-    if not present:
-        return [0.0] * len(values)
-    low, high = min(present), max(present)
-    if high - low < min_spread or high == low:
-        return [0.0] * len(values)
-    return [0.0 if v is None else (v - low) / (high - low) for v in values]
-
-
-def keyword_scale(values: Sequence[float | None], *, floor: float = 0.5) -> list[float]:
-    """Scale BM25 scores to 0-1 so that a lone or near-equal match keeps its strength.
-
-    Min-max scaling over the matches gives the weakest match 0, the score of
-    no match at all: a name that occurs in a single record would count for
-    nothing. Here the bottom of the scale is the weakest match or ``floor``
-    times the best, whichever is lower, so one match scores 1, matches of
-    about equal strength all score high, and a spread-out set of matches
-    scales as min-max did. Missing values (no match) score 0.
-
-    Example:
-        >>> keyword_scale([None, 7.5, None])
-        [0.0, 1.0, 0.0]
-        >>> keyword_scale([4.0, 3.0, None])
-        [1.0, 0.5, 0.0]
-        >>> keyword_scale([10.0, 1.0, 5.5])
-        [1.0, 0.0, 0.5]
-    """
-    if not 0.0 <= floor < 1.0:
-        raise ValueError(f"floor must be in [0, 1), got {floor}")
-    present = [v for v in values if v is not None]
-    if not present or max(present) <= 0:
-        return [0.0] * len(values)
-    high = max(present)
-    low = min(min(present), floor * high)
-    if high - low < _MIN_SPREAD:
-        return [0.0] * len(values)
-    return [0.0 if v is None else max(0.0, (v - low) / (high - low)) for v in values]
-
-
-def _turn_key(record: MemoryRecord, offset: int = 0) -> tuple[Any, ...] | None:
-    index = record.metadata.get("turn_index")
-    if record.kind != "turn" or not isinstance(index, int) or isinstance(index, bool):
-        return None
-    return (record.thread_id, record.metadata.get("session"), index + offset)
-
-
-def borrow_from_previous(candidates: Sequence[Candidate], share: float) -> list[float | None]:
-    """Dense scores where a turn may borrow ``share`` of its previous turn's score.
-
-    A turn's score becomes ``max(own, (1 - share) * own + share * previous)``
-    when the turn before it (same thread and session, ``metadata["turn_index"]``
-    one less) is a dense candidate too: a short answer ("Yep! It's about
-    loss and identity.") is then found by the question it answers ("Is that
-    your third screenplay?"). Records without a turn index keep their score.
-
-    Example:
-        >>> q = MemoryRecord.new(user_id="u", kind="turn", text="Is it your third one?",
-        ...                      thread_id="t", metadata={"turn_index": 4})
-        >>> a = MemoryRecord.new(user_id="u", kind="turn", text="Yep! About loss.",
-        ...                      thread_id="t", metadata={"turn_index": 5})
-        >>> borrow_from_previous([Candidate(q, dense=0.8), Candidate(a, dense=0.4)], 0.5)
-        [0.8, 0.6000000000000001]
-    """
-    if share <= 0:
-        return [c.dense for c in candidates]
-    dense_by_turn = {
-        key: c.dense
-        for c in candidates
-        if c.dense is not None and (key := _turn_key(c.record)) is not None
-    }
-    out: list[float | None] = []
-    for c in candidates:
-        own = c.dense
-        key = _turn_key(c.record, -1)
-        previous = dense_by_turn.get(key) if key is not None else None
-        if own is not None and previous is not None:
-            own = max(own, (1 - share) * own + share * previous)
-        out.append(own)
-    return out
-
-
-def recency_score(record: MemoryRecord, now: datetime, decay: float = 0.995) -> float:
-    """``decay ** hours`` since the record was last accessed (or created).
-
-    Example:
-        >>> from datetime import timedelta
-        >>> now = datetime(2026, 1, 2, tzinfo=timezone.utc)
-        >>> r = MemoryRecord.new(user_id="u", kind="fact", text="x",
-        ...                      created_at=now - timedelta(hours=10))
-        >>> round(recency_score(r, now), 4) == round(0.995 ** 10, 4)
-        True
-    """
-    at = record.last_accessed_at or record.created_at
-    if at.tzinfo is None:
-        at = at.replace(tzinfo=timezone.utc)
-    if now.tzinfo is None:
-        now = now.replace(tzinfo=timezone.utc)
-    hours = max(0.0, (now - at).total_seconds() / 3600.0)
-    return float(decay**hours)
-
-
-def _words(text: str) -> list[str]:
-    return _WORD.findall(text.casefold())
-
-
-def dedupe_key(text: str) -> str:
-    """The text with case, punctuation and spacing normalised (equal keys = duplicates).
-
-    Example:
-        >>> dedupe_key("  I'm allergic to PEANUTS! ") == dedupe_key("I'm allergic to peanuts")
-        True
-    """
-    return " ".join(_words(text))
-
-
-def _numbers(words: frozenset[str]) -> frozenset[str]:
-    """The words with a digit in them."""
-    return frozenset(_NUMBER_WORD.findall(" ".join(words)))
-
-
-def _near_duplicate(
-    a: frozenset[str],
-    b: frozenset[str],
-    threshold: float,
-    numbers_a: frozenset[str] | None = None,
-    numbers_b: frozenset[str] | None = None,
-) -> bool:
-    """``a`` (a lower-ranked text) says nothing ``b`` does not: similar, or contained in it.
-
-    Texts that differ in a number ("ran 5 km" / "ran 10 km") are never
-    near-duplicates (``numbers_*``: their words with a digit, if known).
-    """
-    if len(a) < 4 or len(b) < 4:
-        return False
-    if (numbers_a if numbers_a is not None else _numbers(a)) != (
-        numbers_b if numbers_b is not None else _numbers(b)
-    ):
-        return False
-    shared = len(a & b)
-    return shared / len(a | b) >= threshold or shared / len(a) >= _CONTAINED
-
-
-def _speaker(record: MemoryRecord) -> str | None:
-    value = record.metadata.get("speaker")
-    return str(value) if value else None
-
-
-def named_speakers(query: str, speakers: Iterable[str]) -> set[str]:
-    """The speakers whose name appears in ``query`` as a whole word (case-insensitive).
-
-    Example:
-        >>> sorted(named_speakers("When did Caroline's sister visit?", ["Caroline", "Mel"]))
-        ['Caroline']
-    """
-    words = set(_words(query))
-    found = set()
-    for name in speakers:
-        parts = _words(name)
-        if parts and all(p in words for p in parts):
-            found.add(name)
-    return found
-
-
-_USER_ROLES = frozenset({"user", "human"})
-_ASSISTANT_ROLES = frozenset({"assistant", "ai"})
-_FIRST_PERSON = re.compile(r"\b(?:i|i'm|i've|i'd|i'll|me|my|mine|myself)\b", re.IGNORECASE)
-# "you" as the speaker of something said before (not "can you help me ...").
-_ASSISTANT_SAID = re.compile(
-    r"\byou\s+(?:said|told|mentioned|suggested|recommended|gave|provided|listed|shared|"
-    r"explained|wrote|described|proposed|came up with)\b"
-    r"|\bdid\s+you\s+(?:say|tell|mention|suggest|recommend|give|provide|list|share|explain|"
-    r"write|describe|propose)\b"
-    r"|\byour\s+(?:suggestions?|recommendations?|advice|answer|list|explanation)\b",
-    re.IGNORECASE,
-)
-
-
-def addressed_roles(query: str, speakers: Iterable[str]) -> set[str]:
-    """The chat roles a query is about, when records are spoken by roles, not names.
-
-    Records of a plain chat carry ``speaker`` ``"user"``/``"human"`` or
-    ``"assistant"``/``"ai"``. A question in the first person (*"what did I
-    say about..."*) is about the user's turns; one that cites the assistant
-    (*"the hotel you recommended"*) is about the assistant's. Asking the
-    assistant for something (*"can you help me"*) names no past speaker.
-
-    Example:
-        >>> sorted(addressed_roles("Which breed is my puppy?", ["user", "assistant"]))
-        ['user']
-        >>> sorted(addressed_roles("Which hotel did you recommend?", ["user", "assistant"]))
-        ['assistant']
-        >>> sorted(addressed_roles("Can you recommend a hotel?", ["user", "assistant"]))
-        []
-        >>> sorted(addressed_roles("Remind me what you suggested", ["user", "assistant"]))
-        ['assistant', 'user']
-        >>> addressed_roles("Which breed is my puppy?", ["Ana", "Ben"])
-        set()
-    """
-    found = set()
-    for speaker in speakers:
-        role = speaker.casefold()
-        about_user = role in _USER_ROLES and _FIRST_PERSON.search(query)
-        about_assistant = role in _ASSISTANT_ROLES and _ASSISTANT_SAID.search(query)
-        if about_user or about_assistant:
-            found.add(speaker)
-    return found
-
-
-def strip_names(query: str, names: Iterable[str]) -> str:
-    """``query`` without these names (and their possessive ``'s``).
-
-    Used for the dense query: a name in a question matches every turn that
-    *addresses* that person; who said what is the speaker signal's job.
-    Returns the query unchanged if nothing would be left.
-
-    Example:
-        >>> strip_names("What did Caroline's mentor say?", ["Caroline"])
-        'What did mentor say?'
-    """
-    text = query
-    for name in sorted(names, key=len, reverse=True):
-        text = re.sub(rf"\b{re.escape(name)}(?:['’]s)?\b", " ", text, flags=re.IGNORECASE)
-    text = re.sub(r"\s+([?.!,])", r"\1", " ".join(text.split()))
-    return text if _words(text) else query
 
 
 def _rrf(values: Sequence[float | None], k: int) -> list[float]:
@@ -553,13 +296,13 @@ def score_candidates(
     speaker = [0.0] * len(candidates)
     by_role = False
     if query and weights.speaker:
-        speakers = {s for c in candidates if (s := _speaker(c.record))}
+        speakers = {s for c in candidates if (s := speaker_of(c.record))}
         named = named_speakers(query, speakers)
         if not named:
             named = addressed_roles(query, speakers)
             by_role = True
         if len(named) == 1:
-            speaker = [1.0 if _speaker(c.record) in named else 0.0 for c in candidates]
+            speaker = [1.0 if speaker_of(c.record) in named else 0.0 for c in candidates]
 
     # What a session's turns add up to: relevance, plus the speaker when a person
     # is named. A role is in every session, so it would only favour long ones.
@@ -613,83 +356,6 @@ def score_candidates(
     if not dedupe:
         return scored[:k] if k is not None else scored
     return merge_near_duplicates(scored, k=k, threshold=near_duplicate)
-
-
-def merge_near_duplicates(
-    ranked: Sequence[ScoredRecord], *, k: int | None = None, threshold: float = 0.9
-) -> list[ScoredRecord]:
-    """Fold each near-duplicate into the best-ranked copy (so one copy reaches the prompt).
-
-    A record is a near-duplicate of a better-ranked one when their
-    normalised texts (:func:`dedupe_key`) are equal, their word sets have a
-    Jaccard similarity of at least ``threshold``, or (95% of) its words are
-    all in the better one; texts under four distinct words are compared
-    exactly only, and texts that differ in a number are never merged. The
-    copy kept gains the others' ``sources`` (a copy: the archive is not
-    changed), so what it stands for stays traceable.
-
-    Example:
-        >>> def hit(text, score, source):
-        ...     r = MemoryRecord.new(user_id="u", kind="turn", text=text, sources=(source,))
-        ...     return ScoredRecord(r, score)
-        >>> merged = merge_near_duplicates([
-        ...     hit("user: I am allergic to peanuts, please remember that", 2.0, "turn:3"),
-        ...     hit("I am allergic to peanuts!", 1.5, "turn:9"),
-        ...     hit("My dog is called Max", 1.0, "turn:4")])
-        >>> [(m.record.text, m.record.sources) for m in merged]  # doctest: +NORMALIZE_WHITESPACE
-        [('user: I am allergic to peanuts, please remember that', ('turn:3', 'turn:9')),
-         ('My dog is called Max', ('turn:4',))]
-    """
-    if not 0 < threshold <= 1:
-        raise ValueError(f"threshold must be in (0, 1], got {threshold}")
-    # Prefix filtering (Chaudhuri et al., 2006): a kept text can hold a share s
-    # of a text's words only if it holds one of any |a| - floor(s |a|) + 1 of
-    # them. Taking the words that the fewest kept texts contain, each text is
-    # compared with the few kept texts that share one of its rarest words, not
-    # with every kept text; the result is the same. Near-duplicates have the
-    # same numbers, so the lists are kept per set of numbers.
-    share = min(threshold, _CONTAINED)
-    unique: list[ScoredRecord] = []
-    kept_words: list[frozenset[str]] = []
-    keys: dict[str, int] = {}
-    postings_by_numbers: dict[frozenset[str], dict[str, list[int]]] = {}
-    for item in ranked:
-        key = dedupe_key(item.record.text)
-        words = frozenset(key.split())
-        numbers = frozenset(_NUMBER_WORD.findall(key))
-        postings = postings_by_numbers.setdefault(numbers, {})
-        into = keys.get(key)
-        if into is None and len(words) >= 4:
-            lists = sorted([postings.get(w, ()) for w in words], key=len)
-            near = {
-                j
-                for found in lists[: len(words) - math.floor(share * len(words)) + 1]
-                for j in found
-            }
-            into = next(
-                (
-                    j
-                    for j in sorted(near)
-                    if _near_duplicate(words, kept_words[j], threshold, numbers, numbers)
-                ),
-                None,
-            )
-        if into is not None:
-            kept = unique[into]
-            extra = tuple(s for s in item.record.sources if s not in kept.record.sources)
-            if extra:
-                record = replace(kept.record, sources=kept.record.sources + extra)
-                unique[into] = ScoredRecord(record, kept.score, kept.parts)
-            continue
-        if k is not None and len(unique) >= k:
-            break
-        keys[key] = len(unique)
-        if len(words) >= 4:
-            for w in words:
-                postings.setdefault(w, []).append(len(unique))
-        kept_words.append(words)
-        unique.append(item)
-    return unique
 
 
 def _fact_thread(fact: MemoryRecord) -> str | None:
@@ -980,7 +646,7 @@ class Recaller:
         keyword = self.archive.keyword_search(query, n=self.keyword_candidates, **filters)
         dense_query = query
         if self.strip_speaker_names:
-            speakers = {s for record, _ in keyword if (s := _speaker(record))}
+            speakers = {s for record, _ in keyword if (s := speaker_of(record))}
             named = named_speakers(query, speakers)
             if named:
                 dense_query = strip_names(query, named)

@@ -1,0 +1,145 @@
+"""Near-duplicate merging: one copy of what several records say reaches the prompt.
+
+Two records are near-duplicates when their normalised texts are equal, their
+word sets overlap by a Jaccard similarity of at least a threshold (0.9), or
+the lower-ranked one's words are (95%) all in the better one; texts that
+differ in a number never are. :func:`merge_near_duplicates` folds each into
+the best-ranked copy in time close to linear in the number of records: each
+text is compared only with the kept texts that share one of its rarest words
+(prefix filtering), which finds every pair the all-pairs comparison finds.
+
+Example:
+    >>> dedupe_key("  I'm allergic to PEANUTS! ")
+    'i m allergic to peanuts'
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Sequence
+from dataclasses import replace
+
+from langchain_tiered_memory.recall.signals import text_words
+from langchain_tiered_memory.records import ScoredRecord
+
+__all__ = ["dedupe_key", "merge_near_duplicates"]
+
+_NUMBER_WORD = re.compile(r"\w*\d\w*")
+# A lower-ranked text whose distinct words are this much inside a kept one's adds nothing.
+_CONTAINED = 0.95
+
+
+def dedupe_key(text: str) -> str:
+    """The text with case, punctuation and spacing normalised (equal keys = duplicates).
+
+    Example:
+        >>> dedupe_key("  I'm allergic to PEANUTS! ") == dedupe_key("I'm allergic to peanuts")
+        True
+    """
+    return " ".join(text_words(text))
+
+
+def _numbers(words: frozenset[str]) -> frozenset[str]:
+    """The words with a digit in them."""
+    return frozenset(_NUMBER_WORD.findall(" ".join(words)))
+
+
+def _near_duplicate(
+    a: frozenset[str],
+    b: frozenset[str],
+    threshold: float,
+    numbers_a: frozenset[str] | None = None,
+    numbers_b: frozenset[str] | None = None,
+) -> bool:
+    """``a`` (a lower-ranked text) says nothing ``b`` does not: similar, or contained in it.
+
+    Texts that differ in a number ("ran 5 km" / "ran 10 km") are never
+    near-duplicates (``numbers_*``: their words with a digit, if known).
+    """
+    if len(a) < 4 or len(b) < 4:
+        return False
+    if (numbers_a if numbers_a is not None else _numbers(a)) != (
+        numbers_b if numbers_b is not None else _numbers(b)
+    ):
+        return False
+    shared = len(a & b)
+    return shared / len(a | b) >= threshold or shared / len(a) >= _CONTAINED
+
+
+def merge_near_duplicates(
+    ranked: Sequence[ScoredRecord], *, k: int | None = None, threshold: float = 0.9
+) -> list[ScoredRecord]:
+    """Fold each near-duplicate into the best-ranked copy (so one copy reaches the prompt).
+
+    A record is a near-duplicate of a better-ranked one when their
+    normalised texts (:func:`dedupe_key`) are equal, their word sets have a
+    Jaccard similarity of at least ``threshold``, or (95% of) its words are
+    all in the better one; texts under four distinct words are compared
+    exactly only, and texts that differ in a number are never merged. The
+    copy kept gains the others' ``sources`` (a copy: the archive is not
+    changed), so what it stands for stays traceable.
+
+    Example:
+        >>> from langchain_tiered_memory.records import MemoryRecord
+        >>> def hit(text, score, source):
+        ...     r = MemoryRecord.new(user_id="u", kind="turn", text=text, sources=(source,))
+        ...     return ScoredRecord(r, score)
+        >>> merged = merge_near_duplicates([
+        ...     hit("user: I am allergic to peanuts, please remember that", 2.0, "turn:3"),
+        ...     hit("I am allergic to peanuts!", 1.5, "turn:9"),
+        ...     hit("My dog is called Max", 1.0, "turn:4")])
+        >>> [(m.record.text, m.record.sources) for m in merged]  # doctest: +NORMALIZE_WHITESPACE
+        [('user: I am allergic to peanuts, please remember that', ('turn:3', 'turn:9')),
+         ('My dog is called Max', ('turn:4',))]
+    """
+    if not 0 < threshold <= 1:
+        raise ValueError(f"threshold must be in (0, 1], got {threshold}")
+    # Prefix filtering (Chaudhuri et al., 2006): a kept text can hold a share s
+    # of a text's words only if it holds one of any |a| - floor(s |a|) + 1 of
+    # them. Taking the words that the fewest kept texts contain, each text is
+    # compared with the few kept texts that share one of its rarest words, not
+    # with every kept text; the result is the same. Near-duplicates have the
+    # same numbers, so the lists are kept per set of numbers.
+    share = min(threshold, _CONTAINED)
+    unique: list[ScoredRecord] = []
+    kept_words: list[frozenset[str]] = []
+    keys: dict[str, int] = {}
+    postings_by_numbers: dict[frozenset[str], dict[str, list[int]]] = {}
+    for item in ranked:
+        key = dedupe_key(item.record.text)
+        words = frozenset(key.split())
+        numbers = frozenset(_NUMBER_WORD.findall(key))
+        postings = postings_by_numbers.setdefault(numbers, {})
+        into = keys.get(key)
+        if into is None and len(words) >= 4:
+            lists = sorted([postings.get(w, ()) for w in words], key=len)
+            near = {
+                j
+                for found in lists[: len(words) - math.floor(share * len(words)) + 1]
+                for j in found
+            }
+            into = next(
+                (
+                    j
+                    for j in sorted(near)
+                    if _near_duplicate(words, kept_words[j], threshold, numbers, numbers)
+                ),
+                None,
+            )
+        if into is not None:
+            kept = unique[into]
+            extra = tuple(s for s in item.record.sources if s not in kept.record.sources)
+            if extra:
+                record = replace(kept.record, sources=kept.record.sources + extra)
+                unique[into] = ScoredRecord(record, kept.score, kept.parts)
+            continue
+        if k is not None and len(unique) >= k:
+            break
+        keys[key] = len(unique)
+        if len(words) >= 4:
+            for w in words:
+                postings.setdefault(w, []).append(len(unique))
+        kept_words.append(words)
+        unique.append(item)
+    return unique
