@@ -248,7 +248,7 @@ def score_candidates(
         first; ``parts`` holds each scaled signal and ``score`` their weighted sum.
 
     Example:
-        >>> from datetime import timedelta
+        >>> from datetime import timedelta, timezone
         >>> now = datetime(2026, 1, 2, tzinfo=timezone.utc)
         >>> def rec(text, hours, importance=5.0):
         ...     return MemoryRecord.new(user_id="u", kind="fact", text=text,

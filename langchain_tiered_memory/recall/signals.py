@@ -190,7 +190,7 @@ def text_words(text: str) -> list[str]:
     """The words of ``text``, case-folded.
 
     Example:
-        >>> texttext_words("Hi, Ana's DOG!")
+        >>> text_words("Hi, Ana's DOG!")
         ['hi', 'ana', 's', 'dog']
     """
     return _WORD.findall(text.casefold())
