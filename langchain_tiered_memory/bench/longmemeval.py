@@ -57,12 +57,14 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from langchain_core.embeddings import Embeddings
 
 from langchain_tiered_memory.bench.datasets import LongMemEvalQuestion
+from langchain_tiered_memory.bench.retrieval import ranker_name
 from langchain_tiered_memory.recall.hybrid import Recaller
+from langchain_tiered_memory.recall.ranker import LinearRanker
 from langchain_tiered_memory.records import MemoryRecord
 from langchain_tiered_memory.storage.sqlite.archive import SQLiteArchive
 
@@ -352,13 +354,17 @@ def ours_ranker(embeddings: Embeddings, depth: int, workdir: Path, **recipe: Any
 
 
 def _rankers(
-    systems: Sequence[str], embeddings: Embeddings, depth: int, workdir: Path
+    systems: Sequence[str],
+    embeddings: Embeddings,
+    depth: int,
+    workdir: Path,
+    ranker: LinearRanker | Literal["default"] | None = "default",
 ) -> dict[str, Ranker]:
     unknown = [s for s in systems if s not in SYSTEMS]
     if unknown:
         raise ValueError(f"unknown system(s) {unknown}; valid: {', '.join(SYSTEMS)}")
     factories: dict[str, Callable[[], Ranker]] = {
-        OURS: lambda: ours_ranker(embeddings, depth, workdir),
+        OURS: lambda: ours_ranker(embeddings, depth, workdir, ranker=ranker),
         "faiss": lambda: faiss_ranker(embeddings, depth),
         "inmemorystore": lambda: inmemorystore_ranker(embeddings, depth),
         "bm25": lambda: bm25_ranker(depth),
@@ -374,6 +380,7 @@ def run_longmemeval_bench(
     systems: Sequence[str] = SYSTEMS,
     ks: Sequence[int] = (1, 3, 5, 10),
     depth: int = 200,
+    ranker: LinearRanker | Literal["default"] | None = "default",
     workdir: str | Path | None = None,
     on_question: Callable[[int], None] | None = None,
     per_question: bool = False,
@@ -393,6 +400,7 @@ def run_longmemeval_bench(
         systems: Which of :data:`SYSTEMS` to run (ours first if present).
         ks: Cut-offs for every metric.
         depth: Turns ranked per question.
+        ranker: Our recall's ranker (``None``: the hand-set weights).
         workdir: Where the per-question archives go (default: a temporary
             directory).
         on_question: Progress callback, called once per question.
@@ -406,15 +414,15 @@ def run_longmemeval_bench(
     latency: dict[str, list[float]] = {name: [] for name in systems}
     details: list[dict[str, Any]] = []
     with tempfile.TemporaryDirectory(dir=workdir) as tmp:
-        rankers = _rankers(systems, embeddings, depth, Path(tmp))
+        rankers = _rankers(systems, embeddings, depth, Path(tmp), ranker)
         for question in questions:
             records = haystack_records(question)
             turn_session = {r.id: str(r.metadata["session"]) for r in records}
             gold_turns = [r.id for r in records if r.metadata["has_answer"]]
             row: dict[str, Any] = {"question_id": question.question_id}
-            for name, ranker in rankers.items():
+            for name, rank in rankers.items():
                 t0 = time.perf_counter()
-                ranked = ranker(records, question)
+                ranked = rank(records, question)
                 latency[name].append(time.perf_counter() - t0)
                 score = score_question(
                     ranked,
@@ -456,6 +464,7 @@ def run_longmemeval_bench(
         "embedder": embedder_name or type(embeddings).__name__,
         "turns": sum(len(s) for q in questions for s in q.sessions),
         "depth": depth,
+        "ranker": ranker_name(ranker),
     }
     main = OURS if OURS in by_system else systems[0]
     report |= by_system[main]

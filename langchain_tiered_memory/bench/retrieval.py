@@ -53,6 +53,7 @@ from langchain_core.embeddings import Embeddings
 from langchain_tiered_memory.bench.datasets import DialogTurn, LocomoConversation, Session
 from langchain_tiered_memory.budget.tokens import OpenAITokenCounter
 from langchain_tiered_memory.recall.hybrid import Fusion, Recaller, RecallWeights
+from langchain_tiered_memory.recall.ranker import LinearRanker
 from langchain_tiered_memory.records import MemoryRecord
 from langchain_tiered_memory.storage.sqlite.archive import SQLiteArchive
 
@@ -62,6 +63,7 @@ __all__ = [
     "RetrievalScore",
     "conversation_records",
     "parse_session_date",
+    "ranker_name",
     "run_retrieval_bench",
     "score_ranking",
 ]
@@ -75,6 +77,20 @@ CATEGORIES = {1: "multi-hop", 2: "temporal", 3: "open-domain", 4: "single-hop"}
 RecordText = Literal["speaker", "plain", "dated"]
 
 _EPOCH = datetime(2023, 1, 1, tzinfo=timezone.utc)
+
+
+def ranker_name(ranker: LinearRanker | Literal["default"] | None) -> str:
+    """How a bench report names the ranker: ``"learned (packaged)"``, ``"hand-set weights"``...
+
+    Example:
+        >>> ranker_name(None), ranker_name("default")
+        ('hand-set weights', 'learned (packaged)')
+    """
+    if ranker is None:
+        return "hand-set weights"
+    if ranker == "default":
+        return "learned (packaged)"
+    return f"learned ({ranker.info.get('path', 'given')})"
 
 
 def parse_session_date(text: str, fallback_index: int = 0) -> datetime:
@@ -226,6 +242,7 @@ def run_retrieval_bench(
     ks: Sequence[int] = (1, 3, 5, 10),
     token_budgets: Sequence[int] = (614, 1228),
     weights: RecallWeights | None = None,
+    ranker: LinearRanker | Literal["default"] | None = "default",
     fusion: Fusion = "minmax",
     strip_speaker_names: bool = True,
     dense_candidates: int = 200,
@@ -247,9 +264,9 @@ def run_retrieval_bench(
         embedder_name: Reported as ``embedder`` (default: the class name).
         ks: Turn budgets for ``recall@k`` (``ndcg@10`` is always computed).
         token_budgets: Token budgets for ``recall@<n>tok``.
-        weights, fusion, strip_speaker_names, dense_candidates,
+        weights, ranker, fusion, strip_speaker_names, dense_candidates,
             keyword_candidates, dedupe: The recall recipe (defaults: the
-            library's defaults).
+            library's defaults; ``ranker=None``: the hand-set weights).
         record_text: What each record's text holds (see :data:`RecordText`).
         model: Whose tokenizer counts the token budgets.
         depth: Records ranked per question (enough to fill every budget).
@@ -289,6 +306,7 @@ def run_retrieval_bench(
                     archive,
                     embeddings,
                     weights=weights or RecallWeights(),
+                    ranker=ranker,
                     k=max(depth, max_k),
                     dense_candidates=max(dense_candidates, depth),
                     keyword_candidates=keyword_candidates,
@@ -365,6 +383,7 @@ def run_retrieval_bench(
         "seconds": round(time.perf_counter() - started, 2),
         "recipe": {
             "weights": vars(weights or RecallWeights()),
+            "ranker": ranker_name(ranker),
             "fusion": fusion,
             "strip_speaker_names": strip_speaker_names,
             "dense_candidates": dense_candidates,

@@ -805,9 +805,23 @@ def bench_retrieval(
     limit: Annotated[
         int | None, typer.Option(help="Only the first N conversations (LongMemEval: questions).")
     ] = None,
+    per_type: Annotated[
+        int | None,
+        typer.Option(
+            help="LongMemEval: only the first N questions of each question type (a stratified "
+            "subset, for quick iteration)."
+        ),
+    ] = None,
     per_question: Annotated[
         bool, typer.Option(help="Include every question's gold and retrieved ids in the JSON.")
     ] = False,
+    ranker: Annotated[
+        str,
+        typer.Option(
+            help="How recall ranks: 'default' (the learned ranker shipped in the package), "
+            "'hand' (the hand-set RecallWeights) or a ranker file (benchmarks/train_ranker.py)."
+        ),
+    ] = "default",
     out: JsonOut = None,
 ) -> None:
     """Archive every turn, recall for every question; report recall@k, NDCG, token budgets.
@@ -826,10 +840,33 @@ def bench_retrieval(
     options: dict[str, Any] = {} if max_length is None else {"max_length": max_length}
     embeddings = default_embeddings(model, cache_path=embed_cache, **options)
     label = model if max_length is None else f"{model} (max {max_length} tokens)"
+    chosen = _ranker_option(ranker)
+    if per_type is not None and per_type < 1:
+        raise typer.BadParameter("must be >= 1", param_hint="--per-type")
     if name == "longmemeval":
-        _bench_longmemeval(data, ks, embeddings, label, systems, limit, per_question, out)
+        _bench_longmemeval(
+            data, ks, embeddings, label, systems, limit, per_question, out, chosen, per_type
+        )
     else:
-        _bench_locomo(data, ks, embeddings, label, limit, per_question, out)
+        _bench_locomo(data, ks, embeddings, label, limit, per_question, out, chosen)
+
+
+def _ranker_option(value: str) -> Any:
+    """``--ranker``: ``"default"``, ``None`` (hand-set weights) or a loaded ranker file."""
+    from langchain_tiered_memory.recall.ranker import LinearRanker, RankerFileError
+
+    choice = value.strip()
+    if choice == "default":
+        return "default"
+    if choice == "hand":
+        return None
+    try:
+        loaded = LinearRanker.load(choice)
+    except RankerFileError as exc:
+        raise typer.BadParameter(str(exc), param_hint="--ranker") from exc
+    return LinearRanker(
+        loaded.features, loaded.mean, loaded.scale, loaded.weights, {**loaded.info, "path": choice}
+    )
 
 
 def _bench_locomo(
@@ -840,6 +877,7 @@ def _bench_locomo(
     limit: int | None,
     per_question: bool,
     out: Path | None,
+    ranker: Any = "default",
 ) -> None:
     from langchain_tiered_memory.bench.datasets import load_locomo
     from langchain_tiered_memory.bench.retrieval import CATEGORIES, run_retrieval_bench
@@ -861,6 +899,7 @@ def _bench_locomo(
             on_turns=lambda n: progress.advance(archiving, n),
             on_question=lambda n: progress.advance(asking, n),
             per_question=per_question,
+            ranker=ranker,
         )
     result["data"] = str(data)
     print_table(f"retrieval bench (LoCoMo, embedder {label})", result)
@@ -877,12 +916,23 @@ def _bench_longmemeval(
     limit: int | None,
     per_question: bool,
     out: Path | None,
+    ranker: Any = "default",
+    per_type: int | None = None,
 ) -> None:
     from langchain_tiered_memory.bench.datasets import load_longmemeval
     from langchain_tiered_memory.bench.longmemeval import SYSTEMS, run_longmemeval_bench
 
     data = data or default_data_path("longmemeval/longmemeval_s_dev.json.gz")
-    questions = load_longmemeval(data)[:limit]
+    questions = load_longmemeval(data)
+    if per_type is not None:
+        taken: dict[str, int] = {}
+        stratified = []
+        for question in questions:
+            if taken.get(question.question_type, 0) < per_type:
+                taken[question.question_type] = taken.get(question.question_type, 0) + 1
+                stratified.append(question)
+        questions = stratified
+    questions = questions[:limit]
     chosen = tuple(s.strip() for s in (systems or ",".join(SYSTEMS)).split(",") if s.strip())
     chosen = tuple(sorted(chosen, key=lambda s: s != SYSTEMS[0]))  # ours first
     unknown = [s for s in chosen if s not in SYSTEMS]
@@ -898,6 +948,7 @@ def _bench_longmemeval(
             ks=ks,
             on_question=lambda n: progress.advance(asking, n),
             per_question=per_question,
+            ranker=ranker,
         )
     result["data"] = str(data)
     table = Table(title=f"retrieval bench (LongMemEval, {len(questions)} questions, {label})")

@@ -79,10 +79,17 @@ from dataclasses import dataclass, field, replace
 from datetime import datetime
 from typing import Any, Literal, Protocol
 
+import numpy as np
 from langchain_core.embeddings import Embeddings
 
 from langchain_tiered_memory.budget.context import RecalledMemory
 from langchain_tiered_memory.recall.dedupe import dedupe_key, merge_near_duplicates
+from langchain_tiered_memory.recall.ranker import (
+    FEATURES,
+    LinearRanker,
+    candidate_features,
+    default_ranker,
+)
 from langchain_tiered_memory.recall.signals import (
     Candidate,
     addressed_roles,
@@ -215,8 +222,9 @@ def score_candidates(
     session_top: int = 3,
     keyword_floor: float = 0.5,
     time_window: TimeWindow | Literal["auto"] | None = "auto",
+    ranker: LinearRanker | None = None,
 ) -> list[ScoredRecord]:
-    """Rank candidates by the weighted sum of their min-max scaled signals (pure).
+    """Rank candidates by their weighted, scaled signals or by a learned model (pure).
 
     Args:
         candidates: Records with raw dense and/or keyword scores.
@@ -242,6 +250,15 @@ def score_candidates(
         time_window: The window the time signal matches records against;
             ``"auto"`` reads it from ``query`` (:func:`~.time_expressions.query_window`,
             relative to ``now``), ``None`` turns the signal off.
+        ranker: Score by this learned model instead
+            (:class:`~langchain_tiered_memory.recall.ranker.LinearRanker`, e.g.
+            :func:`~langchain_tiered_memory.recall.ranker.default_ranker`): its
+            score of :func:`~langchain_tiered_memory.recall.ranker.candidate_features`
+            plus ``weights.recency`` and ``weights.importance`` times those
+            signals. The other weights, ``fusion``, ``session_top`` and
+            ``keyword_floor`` then do not apply; ``parts`` holds the scaled
+            dense, keyword, speaker, session and time signals as the model saw
+            them and ``learned``, the model's score.
 
     Returns:
         :class:`~langchain_tiered_memory.records.ScoredRecord` items, best
@@ -273,6 +290,80 @@ def score_candidates(
         ]
     if not candidates:
         return []
+    if ranker is not None:
+        scored = _learned_scores(
+            candidates, ranker, weights, now, query or "", recency_decay, time_window
+        )
+    else:
+        scored = _hand_scores(
+            candidates,
+            weights,
+            now,
+            query,
+            recency_decay,
+            fusion,
+            rrf_k,
+            session_top,
+            keyword_floor,
+            time_window,
+        )
+    scored.sort(key=lambda s: -s.score)
+    if not dedupe:
+        return scored[:k] if k is not None else scored
+    return merge_near_duplicates(scored, k=k, threshold=near_duplicate)
+
+
+_COLUMN = {name: i for i, name in enumerate(FEATURES)}
+
+
+def _learned_scores(
+    candidates: Sequence[Candidate],
+    ranker: LinearRanker,
+    weights: RecallWeights,
+    now: datetime,
+    query: str,
+    recency_decay: float,
+    time_window: TimeWindow | Literal["auto"] | None,
+) -> list[ScoredRecord]:
+    """Each candidate with the ranker's score plus the weighted recency and importance."""
+    features = candidate_features(candidates, query=query, now=now, time_window=time_window)
+    learned = ranker.score(features)
+    recency = min_max([recency_score(c.record, now, recency_decay) for c in candidates])
+    importance = min_max([float(c.record.importance) for c in candidates])
+    total = (
+        learned + weights.recency * np.array(recency) + weights.importance * np.array(importance)
+    )
+    shown = {
+        "relevance": features[:, _COLUMN["dense"]],
+        "keyword": features[:, _COLUMN["keyword"]],
+        "speaker": np.maximum(features[:, _COLUMN["speaker"]], features[:, _COLUMN["role"]]),
+        "session": features[:, _COLUMN["session"]],
+        "time": features[:, _COLUMN["time"]],
+    }
+    return [
+        ScoredRecord(
+            candidate.record,
+            float(total[i]),
+            {name: float(values[i]) for name, values in shown.items()}
+            | {"recency": recency[i], "importance": importance[i], "learned": float(learned[i])},
+        )
+        for i, candidate in enumerate(candidates)
+    ]
+
+
+def _hand_scores(
+    candidates: Sequence[Candidate],
+    weights: RecallWeights,
+    now: datetime,
+    query: str | None,
+    recency_decay: float,
+    fusion: Fusion,
+    rrf_k: int,
+    session_top: int,
+    keyword_floor: float,
+    time_window: TimeWindow | Literal["auto"] | None,
+) -> list[ScoredRecord]:
+    """Each candidate with the weighted sum of its scaled signals (:class:`RecallWeights`)."""
     dense_raw = borrow_from_previous(candidates, weights.neighbour)
     keyword_raw = [c.keyword for c in candidates]
     dense = min_max(dense_raw)
@@ -352,10 +443,7 @@ def score_candidates(
             + weights.time * parts["time"]
         )
         scored.append(ScoredRecord(candidate.record, score, parts))
-    scored.sort(key=lambda s: -s.score)
-    if not dedupe:
-        return scored[:k] if k is not None else scored
-    return merge_near_duplicates(scored, k=k, threshold=near_duplicate)
+    return scored
 
 
 def _fact_thread(fact: MemoryRecord) -> str | None:
@@ -512,7 +600,13 @@ class Recaller:
             :class:`~langchain_tiered_memory.storage.sqlite.archive.SQLiteArchive`.
         embeddings: Embeds the query, once per recall (archives whose vector
             index embeds by itself, like ``VectorStoreArchive``, get the text).
-        weights: Signal weights.
+        weights: Signal weights (with a ``ranker``, only ``recency`` and
+            ``importance`` apply).
+        ranker: How candidates are scored: ``"default"`` (the learned ranker
+            shipped in the package, :func:`~.ranker.default_ranker`; the
+            hand-set ``weights`` if it cannot be read), a
+            :class:`~.ranker.LinearRanker` of your own, or ``None`` for the
+            hand-set ``weights``.
         k: Records returned by default.
         dense_candidates: Dense hits pulled per query (a wide net, so most
             keyword hits get a dense score too).
@@ -548,6 +642,7 @@ class Recaller:
     archive: RecallArchive
     embeddings: Embeddings | None
     weights: RecallWeights = field(default_factory=RecallWeights)
+    ranker: LinearRanker | Literal["default"] | None = "default"
     k: int = DEFAULT_K
     dense_candidates: int = 200
     keyword_candidates: int = 50
@@ -562,6 +657,12 @@ class Recaller:
     def __post_init__(self) -> None:
         if self.k < 1:
             raise ValueError(f"k must be >= 1, got {self.k}")
+        if not (
+            self.ranker is None or self.ranker == "default" or isinstance(self.ranker, LinearRanker)
+        ):
+            raise ValueError(
+                f"ranker must be 'default', a LinearRanker or None, got {self.ranker!r}"
+            )
 
     def recall(
         self,
@@ -607,6 +708,7 @@ class Recaller:
             relevance_floor=self.relevance_floor,
             fusion=self.fusion,
             dedupe=self.dedupe,
+            ranker=default_ranker() if self.ranker == "default" else self.ranker,
         )
         if self.supersession and superseded:
             ranked = self._resolve_superseded(ranked, superseded, candidates, user_id)[:want]
