@@ -487,6 +487,7 @@ def test_export_user(archive: SQLiteArchive) -> None:
         "importance",
         "sources",
         "metadata",
+        "expires_at",
     }
     assert record["sources"] == ["turn:1"]
     assert [e["kind"] for e in exported["audit_events"]] == ["write", "page_out"]
