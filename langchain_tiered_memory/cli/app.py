@@ -312,6 +312,69 @@ def inspect_command(
 
 
 @app.command()
+def mcp(
+    user: Annotated[
+        str | None, typer.Option(help="Serve this one user's memory (stdio, or HTTP for one user).")
+    ] = None,
+    tokens: Annotated[
+        Path | None,
+        typer.Option(
+            help='HTTP: a JSON file {"<bearer token>": "<user id>", ...}; each request is served '
+            "as the user of its Authorization header."
+        ),
+    ] = None,
+    transport: Annotated[str, typer.Option(help="'stdio' or 'http' (streamable HTTP).")] = "stdio",
+    host: Annotated[str, typer.Option(help="HTTP: a loopback address to listen on.")] = (
+        "127.0.0.1"
+    ),
+    port: Annotated[int, typer.Option(help="HTTP: the port (the URL is http://HOST:PORT/mcp).")] = (
+        8765
+    ),
+    data_dir: DataDir = Path(".tiered-memory"),
+    store: StoreUrl = None,
+    embeddings: Annotated[
+        str | None,
+        typer.Option(help="Embedder: 'minilm', 'e5', 'wordllama' or 'none' (keywords only)."),
+    ] = None,
+    recall_tokens: Annotated[int, typer.Option(help="Most tokens one recall returns.")] = 800,
+) -> None:
+    """Serve the memory over the Model Context Protocol (remember, recall, core facts, forget)."""
+    from langchain_tiered_memory.integrations.mcp_server import build_mcp_server, load_tokens
+    from langchain_tiered_memory.store import MemoryStore
+
+    _require_module("mcp", "mcp", "mcp")
+    kind = transport.strip().lower()
+    if kind not in ("stdio", "http"):
+        raise typer.BadParameter("use 'stdio' or 'http'", param_hint="--transport")
+    if (user is None) == (tokens is None):
+        raise typer.BadParameter(
+            "give --user (one user) or --tokens (HTTP: token -> user), exactly one",
+            param_hint="--user / --tokens",
+        )
+    if tokens is not None and kind == "stdio":
+        raise typer.BadParameter(
+            "stdio has no request headers: serve one user with --user", param_hint="--tokens"
+        )
+    if user is not None and not user.strip():
+        raise typer.BadParameter("a user id must be a non-empty string", param_hint="--user")
+    mapping = load_tokens(tokens) if tokens is not None else None
+    location = _location(data_dir, store)
+    with MemoryStore(location, embeddings=embeddings) as memory_store:
+        server = build_mcp_server(
+            memory_store,
+            user_id=user,
+            tokens=mapping,
+            host=host,
+            port=port,
+            recall_tokens=recall_tokens,
+        )
+        # stdout is the protocol's channel over stdio: nothing else may be printed there
+        where = f"http://{host}:{port}/mcp" if kind == "http" else "stdio"
+        typer.echo(f"tiered-memory MCP server on {where}", err=True)
+        server.run("streamable-http" if kind == "http" else "stdio")
+
+
+@app.command()
 def migrate(
     data_dir: Annotated[Path, typer.Argument(help="The SQLite data directory to copy.")],
     url: Annotated[str, typer.Argument(help="The target database: postgresql://user:pw@host/db")],
