@@ -16,18 +16,21 @@ from pathlib import Path
 from typing import Annotated, Any, cast
 
 import typer
-from rich.console import Console
 from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TimeRemainingColumn
 from rich.table import Table
 from typer.core import TyperGroup
 
 from langchain_tiered_memory.bench.datasets import default_data_path
+from langchain_tiered_memory.cli.output import plain_console
+from langchain_tiered_memory.storage.errors import StorageError
 
 #: What a user can cause (a bad option, a missing file or extra, a bad model
 #: name): reported in one line with exit code :data:`USER_ERROR_EXIT`, not as a
 #: traceback (``--debug`` or ``TIERED_MEMORY_DEBUG=1`` shows it).
-USER_ERRORS: tuple[type[BaseException], ...] = (ValueError, OSError, ImportError)
+#: A storage failure (a server that cannot be reached, a damaged file) is one
+#: line too: its message names the database or file and the fix.
+USER_ERRORS: tuple[type[BaseException], ...] = (ValueError, OSError, ImportError, StorageError)
 USER_ERROR_EXIT = 2
 
 
@@ -66,7 +69,7 @@ bench_app = typer.Typer(
 )
 app.add_typer(bench_app, name="bench")
 
-console = Console()
+console = plain_console()
 
 
 def _progress() -> Progress:
@@ -102,7 +105,7 @@ def write_json(result: dict[str, Any], out: Path | None) -> None:
         return
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(json.dumps(result, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
-    console.print(f"wrote {out}")
+    console.print(f"wrote {escape(str(out))}")
 
 
 def print_table(title: str, rows: dict[str, Any]) -> None:
@@ -258,10 +261,13 @@ def chat(
     import sys
 
     from langchain_tiered_memory.cli.chat import HELP, ChatSession
+    from langchain_tiered_memory.ids import check_id
     from langchain_tiered_memory.models import resolve_chat_model
     from langchain_tiered_memory.storage.postgres.db import redact_url
     from langchain_tiered_memory.store import MemoryStore
 
+    check_id(user, "--user")
+    check_id(thread, "--thread")
     location = _location(data_dir, store)
     try:
         chat_model = resolve_chat_model(model, what="--model")
@@ -273,7 +279,9 @@ def chat(
             memory_store.memory(user, thread, context_window=context_window), model=chat_model
         )
         where = escape(redact_url(str(location)))
-        console.print(f"memory of [bold]{user}[/] in {where} - {HELP.splitlines()[0]} /help")
+        console.print(
+            f"memory of [bold]{escape(user)}[/] in {where} - {escape(HELP.splitlines()[0])} /help"
+        )
         interactive = sys.stdin.isatty()
         while not session.done:
             try:
@@ -298,12 +306,22 @@ def inspect_command(
 ) -> None:
     """Show a user's records, core memory, summaries and audit log."""
     from langchain_tiered_memory.cli.inspect import inspect_user, render_inspection
+    from langchain_tiered_memory.ids import check_id
+    from langchain_tiered_memory.storage.postgres.db import redact_url
     from langchain_tiered_memory.store import MemoryStore
 
     location = _location(data_dir, store)
     if store is None and not data_dir.exists():
         raise typer.BadParameter(f"no data directory at {data_dir}", param_hint="--data-dir")
     with MemoryStore(location, embeddings=embeddings) as memory_store:
+        users = memory_store.users()
+        known_user = check_id(user, "--user") in users or memory_store.audit.events(user, limit=1)
+        if not known_user:  # never seen (a forgotten user keeps the event of their forget)
+            known = ", ".join(users[:10]) + (", ..." if len(users) > 10 else "")
+            raise ValueError(
+                f"no memory of user {user!r} in {redact_url(str(location))} "
+                f"({'users there: ' + known if users else 'it holds no user yet'})"
+            )
         data = inspect_user(memory_store, user, limit=limit)
     if as_json:
         typer.echo(json.dumps(data, indent=2, ensure_ascii=False, default=str))
@@ -496,7 +514,7 @@ def bench_tokens(
         _print_peers(result["peers"])
     if plot is not None:
         plot_tokens(result, str(plot))
-        console.print(f"plotted {plot}")
+        console.print(f"plotted {escape(str(plot))}")
         for conv in result["per_conversation"]:
             conv.pop("prompt_tokens", None)
             conv.pop("full_history_tokens", None)
@@ -813,7 +831,7 @@ def bench_facts(
     console.print(table)
     for miss in result["misses"]:
         console.print(
-            f"[bold]{miss['id']}[/bold] ({miss['kind']}, {miss['lang']}) "
+            f"[bold]{escape(str(miss['id']))}[/bold] ({miss['kind']}, {miss['lang']}) "
             f"missing in core {miss['missing_in_core']}, in prompt {miss['missing_in_context']}"
             + (f", stale {miss['stale_as_current']}" if miss["stale_as_current"] else "")
             + (f", false {miss['false_facts']}" if miss["false_facts"] else ""),

@@ -1,0 +1,123 @@
+"""The rough edges a new user hit (issue 22's numbered list), each pinned by a test."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from urllib.parse import urlsplit
+
+import pytest
+from langchain_core.embeddings import DeterministicFakeEmbedding
+from typer.testing import CliRunner
+
+from langchain_tiered_memory.cli.app import USER_ERROR_EXIT, app
+from langchain_tiered_memory.store import MemoryStore
+from langchain_tiered_memory.tiers.core import CoreFact
+
+UNREACHABLE = "postgresql://app:secret@127.0.0.1:1/memory"  # nothing listens on port 1
+
+
+def run(*args: str, input: str | None = None) -> object:
+    return CliRunner().invoke(app, list(args), input=input, env={"COLUMNS": "250"})
+
+
+def lines(output: str) -> list[str]:
+    return [line for line in output.splitlines() if line.strip()]
+
+
+# 1. a Postgres URL that cannot connect: one line, exit 2, a hint that fits
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ("inspect", "--store", UNREACHABLE),
+        ("chat", "--model", "none", "--store", UNREACHABLE),
+        ("migrate", "{data}", UNREACHABLE),
+    ],
+)
+def test_an_unreachable_postgres_is_one_line_and_exit_2(tmp_path: Path, args: tuple) -> None:
+    data = tmp_path / "data"
+    MemoryStore(data, embeddings="none").close()
+    result = run(*(a.format(data=data) for a in args), input="")
+    assert result.exit_code == USER_ERROR_EXIT, result.output  # type: ignore[attr-defined]
+    out = result.output  # type: ignore[attr-defined]
+    assert len(lines(out)) == 1 and out.strip().startswith("error: ") and "Traceback" not in out
+    assert "secret" not in out and "127.0.0.1:1" in out
+    assert "adds are idempotent" not in out  # no hint about retrying adds here
+
+
+def test_migrating_into_a_missing_database_says_to_create_it(
+    tmp_path: Path, postgres_server: str
+) -> None:
+    data = tmp_path / "data"
+    MemoryStore(data, embeddings="none").close()
+    missing = urlsplit(postgres_server)._replace(path="/no_such_database").geturl()
+    result = run("migrate", str(data), missing)
+    out = result.output  # type: ignore[attr-defined]
+    assert result.exit_code == USER_ERROR_EXIT, out  # type: ignore[attr-defined]
+    assert len(lines(out)) == 1 and "does not exist" in out and "create the database" in out
+    assert "adds are idempotent" not in out
+
+
+# 2. what a user supplied is printed literally (no emoji codes, no markup)
+
+TRICKY = "peanuts :peanuts: [bold]bold[/bold] [red]x"
+
+
+def test_user_text_is_printed_literally(tmp_path: Path) -> None:
+    data = tmp_path / "data"
+    with MemoryStore(data, embeddings=DeterministicFakeEmbedding(size=16)) as store:
+        store.core("ana").upsert(CoreFact.new("allergy:peanuts:", TRICKY))
+        store.memory("ana", "chat").add_messages([("human", f"note {TRICKY}")])
+    shown = run("inspect", "--user", "ana", "--data-dir", str(data))
+    assert shown.exit_code == 0, shown.output  # type: ignore[attr-defined]
+    out = shown.output  # type: ignore[attr-defined]
+    assert "allergy:peanuts:" in out and ":peanuts: [bold]bold[/bold]" in out
+    assert "🥜" not in out
+    chat = run(
+        "chat", "--user", "ana", "--model", "echo", "--data-dir", str(data),
+        "--embeddings", "none", input=f"I say {TRICKY}\n/core\n/quit\n",
+    )  # fmt: skip
+    out = chat.output  # type: ignore[attr-defined]
+    assert chat.exit_code == 0, out  # type: ignore[attr-defined]
+    assert "🥜" not in out
+    assert f"I say {TRICKY}" in out  # the echo reply
+    assert f"allergy:peanuts:: {TRICKY}" in out  # /core
+
+
+# 3. chat --model none keeps its placeholder out of the conversation
+
+
+def test_no_model_placeholder_is_not_stored_as_a_turn(tmp_path: Path) -> None:
+    data = tmp_path / "data"
+    result = run(
+        "chat", "--user", "ana", "--model", "none", "--data-dir", str(data),
+        "--embeddings", "none", input="I live in Porto.\nI like jazz.\n/quit\n",
+    )  # fmt: skip
+    assert result.exit_code == 0 and "(no model" in result.output  # type: ignore[attr-defined]
+    with MemoryStore(data, embeddings="none") as store:
+        messages = store.memory("ana", "chat").messages
+    assert [m.type for m in messages] == ["human", "human"]
+    assert not any("no model" in str(m.content) for m in messages)
+
+
+# 5. a blank user is refused; an unknown user is named as unknown
+
+
+@pytest.mark.parametrize("command", ["chat", "inspect"])
+def test_a_blank_user_is_refused(tmp_path: Path, command: str) -> None:
+    data = tmp_path / "data"
+    MemoryStore(data, embeddings="none").close()
+    result = run(command, "--user", "   ", "--data-dir", str(data), input="")
+    assert result.exit_code == USER_ERROR_EXIT  # type: ignore[attr-defined]
+    assert "blank" in result.output  # type: ignore[attr-defined]
+
+
+def test_inspecting_an_unknown_user_says_so(tmp_path: Path) -> None:
+    data = tmp_path / "data"
+    with MemoryStore(data, embeddings="none") as store:
+        store.memory("ana", "chat").add_messages([("human", "hi")])
+    result = run("inspect", "--user", "anna", "--data-dir", str(data))
+    out = " ".join(result.output.split())  # type: ignore[attr-defined]
+    assert result.exit_code == USER_ERROR_EXIT, out  # type: ignore[attr-defined]
+    assert "no memory of user 'anna'" in out and "users there: ana" in out
