@@ -121,3 +121,32 @@ def test_inspecting_an_unknown_user_says_so(tmp_path: Path) -> None:
     out = " ".join(result.output.split())  # type: ignore[attr-defined]
     assert result.exit_code == USER_ERROR_EXIT, out  # type: ignore[attr-defined]
     assert "no memory of user 'anna'" in out and "users there: ana" in out
+
+
+# 4. a directory opened with another embedder is refused at open, before anything is written
+
+
+def test_another_embedder_is_refused_before_anything_is_written(tmp_path: Path) -> None:
+    data = tmp_path / "data"
+    with MemoryStore(data, embeddings="minilm") as store:
+        store.memory("ana", "chat").add_messages([("human", "I live in Porto.")])
+    result = run(
+        "chat", "--user", "ana", "--data-dir", str(data), "--embeddings", "wordllama",
+        "--model", "none", input="What did I say about Porto?\n/quit\n",
+    )  # fmt: skip
+    out = result.output  # type: ignore[attr-defined]
+    assert result.exit_code == USER_ERROR_EXIT, out  # type: ignore[attr-defined]
+    assert len(lines(out)) == 1 and "was built with the embeddings" in out
+    with MemoryStore(data) as store:  # the one it was built with
+        assert [m.content for m in store.memory("ana", "chat").messages] == ["I live in Porto."]
+
+
+def test_postgres_refuses_another_embedder_too(postgres_url: str) -> None:
+    from langchain_tiered_memory.records import MemoryRecord
+
+    with MemoryStore(postgres_url, embeddings=DeterministicFakeEmbedding(size=16)) as store:
+        store.archive.add([MemoryRecord.new(user_id="ana", kind="fact", text="likes tea")])
+    with pytest.raises(ValueError, match="was built with the embeddings"):
+        MemoryStore(postgres_url, embeddings=DeterministicFakeEmbedding(size=8))
+    with MemoryStore(postgres_url, embeddings=DeterministicFakeEmbedding(size=16)) as store:
+        assert store.archive.dense_search("likes tea", user_id="ana")

@@ -77,6 +77,7 @@ from langchain_tiered_memory.storage.sql.records import (
     live_hits,
     live_records,
     query_unit_vector,
+    wrong_embedder,
 )
 from langchain_tiered_memory.storage.vectors import unit_rows
 
@@ -210,20 +211,21 @@ class PostgresRecordStore:
         return int(value) if value is not None else None
 
     def _check_embeddings_id(self, wanted: str) -> None:
+        """Refuse embeddings other than the ones the stored vectors came from (an
+        archive without vectors takes the new ones)."""
         with self._db.write() as tx:
             tx.execute(
                 "INSERT INTO meta (key, value) VALUES ('embeddings', ?) ON CONFLICT DO NOTHING",
                 (wanted,),
             )
             stored = tx.execute("SELECT value FROM meta WHERE key='embeddings'").fetchone()[0]
-        if stored != wanted:
-            logger.warning(
-                "%s was built with embeddings %s, now opened with %s; dense search compares "
-                "vectors of different models",
-                self._db.where,
-                stored,
-                wanted,
-            )
+            if stored == wanted:
+                return
+            if tx.execute("SELECT 1 FROM records WHERE embedding IS NOT NULL LIMIT 1").fetchone():
+                raise wrong_embedder(self._db.where, stored, wanted)
+            tx.execute("UPDATE meta SET value=? WHERE key='embeddings'", (wanted,))
+            tx.execute("DELETE FROM meta WHERE key='dim'")
+        self._dim = None
 
     def ensure_vector_index(self) -> bool:
         """Create the covering index of the vectors if their dimension allows it (see

@@ -30,6 +30,7 @@ __all__ = [
     "live_hits",
     "live_records",
     "query_unit_vector",
+    "wrong_embedder",
 ]
 
 _T = TypeVar("_T")
@@ -61,6 +62,21 @@ def live_hits(hits: Iterable[tuple[MemoryRecord, float]]) -> list[tuple[MemoryRe
     """Search hits ``(record, score)`` without the expired records (see :func:`live_records`)."""
     now = datetime.now(timezone.utc)
     return [(r, s) for r, s in hits if r.expires_at is None or not is_expired(r.expires_at, now)]
+
+
+def wrong_embedder(where: str, built: str, given: str) -> ValueError:
+    """The error of an archive opened with embeddings other than its vectors came from.
+
+    Example:
+        >>> str(wrong_embedder("./memory", "a.MiniLM", "b.WordLlama"))[:60]
+        './memory was built with the embeddings a.MiniLM, not b.Word'
+    """
+    return ValueError(
+        f"{where} was built with the embeddings {built}, not {given}: its vectors could not "
+        "be compared with the new ones. Open it with the embedder it was built with "
+        "(MemoryStore(path) picks a local one by itself), or start a new directory or "
+        "database for the other embedder."
+    )
 
 
 def check_owners(records: Iterable[MemoryRecord], owners: Mapping[str, str]) -> None:

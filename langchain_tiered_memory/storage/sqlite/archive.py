@@ -64,6 +64,7 @@ from langchain_tiered_memory.storage.sql.records import (
     live_hits,
     live_records,
     query_unit_vector,
+    wrong_embedder,
 )
 from langchain_tiered_memory.storage.sqlite.db import SQLiteDatabase, SQLiteTx
 from langchain_tiered_memory.storage.sqlite.schema import create_schema
@@ -284,20 +285,23 @@ class BaseSQLiteArchive:
         )
 
     def _check_embeddings_id(self, embeddings_id: str | None) -> None:
+        """Refuse embeddings other than the ones the stored vectors came from (an
+        archive without vectors takes the new ones), before anything is written."""
         if embeddings_id is None:
             return
         stored = self._meta("embeddings")
-        if stored is None:
-            with self._db.write() as conn:
-                self._set_meta(conn, "embeddings", embeddings_id)
-        elif stored != embeddings_id:
-            logger.warning(
-                "%s was built with embeddings %s, now opened with %s; dense search compares "
-                "vectors of different models unless you call rebuild_index()",
-                self._db.where,
-                stored,
-                embeddings_id,
-            )
+        if stored == embeddings_id:
+            return
+        if stored is not None and self._db.query(
+            "SELECT 1 FROM records WHERE vector IS NOT NULL LIMIT 1"
+        ):
+            raise wrong_embedder(self._db.where, stored, embeddings_id)
+        with self._db.write() as conn:
+            self._set_meta(conn, "embeddings", embeddings_id)
+            if stored is not None:  # no vectors were kept: the new model's size goes
+                conn.execute("DELETE FROM meta WHERE key='dim'")
+        if stored is not None:
+            self._dim = None
 
     def _check_fts(self) -> None:
         stored = self._meta("fts_shards")
