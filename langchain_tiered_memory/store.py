@@ -30,10 +30,12 @@ Example:
 from __future__ import annotations
 
 import asyncio
+import atexit
 import logging
 import os
 import sqlite3
 import threading
+import weakref
 from dataclasses import dataclass
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
@@ -55,7 +57,13 @@ if TYPE_CHECKING:
 
 logger = logging.getLogger(__name__)
 
-__all__ = ["CHECKPOINTS_FILE", "EMBEDDINGS_CACHE_FILE", "MemoryStore", "SweepReport"]
+__all__ = [
+    "CHECKPOINTS_FILE",
+    "EMBEDDINGS_CACHE_FILE",
+    "MemoryStore",
+    "SweepReport",
+    "flush_open_stores",
+]
 
 #: The embedding cache of the local embedders, inside a data directory.
 EMBEDDINGS_CACHE_FILE = "embeddings.sqlite"
@@ -133,6 +141,8 @@ class MemoryStore:
         self._checkpointers: list[Any] = []
         self._default_checkpointer: Any = None
         self._lock = threading.Lock()
+        self._closed = False
+        _OPEN.add(self)  # flushed and closed at exit if the application never closes it
 
     def _embeddings(self, embeddings: Embeddings | str | None) -> Embeddings | None:
         from langchain_tiered_memory.embeddings import (
@@ -447,9 +457,28 @@ class MemoryStore:
         """Async twin of :meth:`export_user` (runs in a worker thread)."""
         return await asyncio.to_thread(self.export_user, user_id)
 
+    def flush(self) -> None:
+        """Write what is kept in memory - access times, the vector index file - now,
+        leaving the store open (see :func:`flush_open_stores`)."""
+        with self._lock:
+            if self._closed:
+                return
+        self.backend.flush()  # type: ignore[attr-defined]
+
     def close(self) -> None:
         """Flush and close everything (the embedder's cache and the default
-        checkpointer too, if the store opened them)."""
+        checkpointer too, if the store opened them); idempotent.
+
+        A store still open when the interpreter exits normally - ``langgraph
+        dev`` or any server stopped with SIGTERM, a script that ends - is
+        closed then, so the vector index file is written and the next open
+        need not rebuild it.
+        """
+        with self._lock:
+            if self._closed:
+                return
+            self._closed = True
+        _OPEN.discard(self)
         self.backend.close()
         with self._lock:
             default, self._default_checkpointer = self._default_checkpointer, None
@@ -468,6 +497,36 @@ class MemoryStore:
 
     def __repr__(self) -> str:
         return f"MemoryStore({self.backend.where!r})"
+
+
+#: Stores not closed yet (see :meth:`MemoryStore.close`).
+_OPEN: weakref.WeakSet[MemoryStore] = weakref.WeakSet()
+
+
+def flush_open_stores() -> None:
+    """Flush every store of this process that is still open (:meth:`MemoryStore.flush`).
+
+    For a server's shutdown hook: ``langgraph dev`` (uvicorn) ends with the
+    signal it was stopped by, so exit handlers never run; the shipped
+    ``graphs/webapp.py`` calls this from the server's lifespan instead.
+
+    Example:
+        >>> flush_open_stores()  # nothing open, nothing to do
+    """
+    for store in list(_OPEN):
+        try:
+            store.flush()
+        except Exception:  # one failing store must not keep the others unflushed
+            logger.exception("flushing %r failed", store)
+
+
+@atexit.register
+def _close_open_stores() -> None:
+    for store in list(_OPEN):
+        try:
+            store.close()
+        except Exception:  # at exit: log and go on with the others
+            logger.exception("closing %r at exit failed", store)
 
 
 @dataclass(frozen=True)

@@ -533,6 +533,13 @@ class SQLBackend:
         data["exported_at"] = datetime.now(timezone.utc).isoformat()
         return data
 
+    def flush(self) -> None:
+        """Write what the record store keeps in memory (access times, a vector index
+        file) without closing anything."""
+        flush = getattr(self.records, "flush", None) or getattr(self.records, "flush_access", None)
+        if flush is not None:
+            flush()
+
     def close(self) -> None:
         """Flush and close the record store and the database."""
         try:

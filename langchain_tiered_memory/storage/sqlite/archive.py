@@ -1482,6 +1482,18 @@ class BaseSQLiteArchive:
             "audit_events": [e.to_dict() for e in self.audit.events(user_id)],
         }
 
+    def flush(self) -> None:
+        """Write pending access times and the vector index file now (the archive stays open).
+
+        What a server calls when it is told to stop: the next open finds the
+        index file complete instead of rebuilding it.
+        """
+        if self.closed:
+            return
+        self.flush_access()
+        with self._db.lock:
+            self._write_index(force=True)
+
     @property
     def closed(self) -> bool:
         """True after :meth:`close`."""
