@@ -150,3 +150,39 @@ def test_postgres_refuses_another_embedder_too(postgres_url: str) -> None:
         MemoryStore(postgres_url, embeddings=DeterministicFakeEmbedding(size=8))
     with MemoryStore(postgres_url, embeddings=DeterministicFakeEmbedding(size=16)) as store:
         assert store.archive.dense_search("likes tea", user_id="ana")
+
+
+# 8. the extractive running summary keeps the user's statements, not assistant filler
+
+
+def test_the_running_summary_keeps_what_the_user_said() -> None:
+    from langchain_core.messages import AIMessage, HumanMessage
+
+    from langchain_tiered_memory.memory import TieredMemory
+
+    said = [
+        "I'm allergic to shellfish and my sister Ines lives in Porto.",
+        "My daughter Maya starts school on 4 September.",
+        "We are flying to Lisbon on Friday with TAP.",
+        "I work night shifts at the hospital until March.",
+        "My landlord raised the rent to 1450 euros.",
+        "Our dog Biscuit needs his pills twice a day.",
+    ]
+    memory = TieredMemory(context_window=1024)
+    for statement in said:
+        memory.add_messages(
+            [HumanMessage(statement), AIMessage("Noted! Anything I can help with today?")]
+        )
+        for i in range(3):
+            memory.add_messages(
+                [
+                    HumanMessage(f"ok {i}"),
+                    AIMessage("Of course, I am always happy to help you with anything at all."),
+                ]
+            )
+    summary = memory.state.summary
+    assert summary, "the buffer compressed"
+    assert "assistant:" not in summary, summary  # no filler line kept
+    kept = [s for s in said if s in summary]
+    assert len(kept) >= 3, summary  # the summary's room goes to what the user said
+    assert kept[0] == said[0]  # the compound sentence whole: Ines and Porto
