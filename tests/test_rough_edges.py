@@ -66,10 +66,10 @@ TRICKY = "peanuts :peanuts: [bold]bold[/bold] [red]x"
 
 def test_user_text_is_printed_literally(tmp_path: Path) -> None:
     data = tmp_path / "data"
-    with MemoryStore(data, embeddings=DeterministicFakeEmbedding(size=16)) as store:
+    with MemoryStore(data, embeddings="none") as store:
         store.core("ana").upsert(CoreFact.new("allergy:peanuts:", TRICKY))
         store.memory("ana", "chat").add_messages([("human", f"note {TRICKY}")])
-    shown = run("inspect", "--user", "ana", "--data-dir", str(data))
+    shown = run("inspect", "--user", "ana", "--data-dir", str(data), "--embeddings", "none")
     assert shown.exit_code == 0, shown.output  # type: ignore[attr-defined]
     out = shown.output  # type: ignore[attr-defined]
     assert "allergy:peanuts:" in out and ":peanuts: [bold]bold[/bold]" in out
@@ -186,3 +186,48 @@ def test_the_running_summary_keeps_what_the_user_said() -> None:
     kept = [s for s in said if s in summary]
     assert len(kept) >= 3, summary  # the summary's room goes to what the user said
     assert kept[0] == said[0]  # the compound sentence whole: Ines and Porto
+
+
+# 6. Ctrl-C during a long bench writes the sizes that finished
+
+
+def test_ctrl_c_during_a_bench_writes_what_finished(tmp_path: Path) -> None:
+    import json
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    out = tmp_path / "writes.json"
+    cli = str(Path(sys.executable).with_name("tiered-memory"))
+    proc = subprocess.Popen(
+        [
+            cli,
+            "-v",
+            "bench",
+            "writes",
+            "--turns",
+            "0,2,200000",
+            "--samples",
+            "2",
+            "--out",
+            str(out),
+        ],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    deadline = time.monotonic() + 180
+    assert proc.stderr is not None
+    for line in proc.stderr:  # progress is logged as each size finishes
+        if line.rstrip().endswith("ms") and "2 turns:" in line:
+            break
+        assert time.monotonic() < deadline and proc.poll() is None, line
+    time.sleep(0.5)  # well into the 200,000-turn size
+    proc.send_signal(signal.SIGINT)
+    stdout, _ = proc.communicate(timeout=120)
+    assert proc.returncode == 130, stdout
+    assert "interrupted: finished sizes 0, sizes 2" in " ".join(stdout.split())
+    result = json.loads(out.read_text())
+    assert result["interrupted"] is True and sorted(result["sizes"]) == ["0", "2"]
+    assert result["sizes"]["2"]["add_p50_ms"] > 0

@@ -22,6 +22,7 @@ from rich.table import Table
 from typer.core import TyperGroup
 
 from langchain_tiered_memory.bench.datasets import default_data_path
+from langchain_tiered_memory.bench.interrupt import BenchInterrupted
 from langchain_tiered_memory.cli.output import plain_console
 from langchain_tiered_memory.storage.errors import StorageError
 
@@ -106,6 +107,27 @@ def write_json(result: dict[str, Any], out: Path | None) -> None:
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(json.dumps(result, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
     console.print(f"wrote {escape(str(out))}")
+
+
+def _progress_line(status: Any, message: str) -> None:
+    """A long bench's progress: the spinner's text, and a log line (``-v`` shows it)."""
+    status.update(escape(message))
+    logging.getLogger("langchain_tiered_memory.bench").info("%s", message)
+
+
+def finish_interrupted(partial: dict[str, Any], out: Path | None, key: str = "sizes") -> None:
+    """After Ctrl-C in a bench: say what finished, write it (``"interrupted": true``), exit 130."""
+    done = [f"{part} {name}" for part in (key, "single_user") for name in partial.get(part, {})]
+    postgres = partial.get("postgres") or {}
+    done += [
+        f"postgres {part} {name}"
+        for part in ("sizes", "single_user")
+        for name in postgres.get(part, {})
+    ]
+    finished = ", ".join(done) if done else "nothing"
+    console.print(f"interrupted: finished {escape(finished)}")
+    write_json(partial, out)
+    raise typer.Exit(130)
 
 
 def print_table(title: str, rows: dict[str, Any]) -> None:
@@ -591,18 +613,21 @@ def bench_overhead(
     levels = [int(x) for x in concurrency.split(",") if x.strip()]
     url = str(_location(Path(), store)) if store is not None else None
     with tempfile.TemporaryDirectory() as scratch, console.status("building archives") as status:
-        result = run_overhead_bench(
-            sizes,
-            workdir=workdir or scratch,
-            records_per_user=records_per_user,
-            layouts=chosen,
-            queries=queries,
-            query_embedder=default_embeddings(),
-            postgres_url=url,
-            concurrency=levels,
-            concurrency_seconds=concurrency_seconds,
-            on_progress=lambda m: status.update(m),
-        )
+        try:
+            result = run_overhead_bench(
+                sizes,
+                workdir=workdir or scratch,
+                records_per_user=records_per_user,
+                layouts=chosen,
+                queries=queries,
+                query_embedder=default_embeddings(),
+                postgres_url=url,
+                concurrency=levels,
+                concurrency_seconds=concurrency_seconds,
+                on_progress=lambda m: _progress_line(status, m),
+            )
+        except BenchInterrupted as stopped:
+            finish_interrupted(stopped.partial, out)
     backends = [("SQLite", result)] + ([("Postgres", result["postgres"])] if url else [])
     for key, title in (
         ("sizes", f"archive overhead, {records_per_user:,} records per user"),
@@ -679,13 +704,16 @@ def bench_writes(
     if samples < 1:
         raise typer.BadParameter("must be >= 1", param_hint="--samples")
     with console.status("running") as status:
-        result = run_writes_bench(
-            sizes,
-            samples=samples,
-            model=model,
-            context_window=context_window,
-            on_progress=lambda m: status.update(m),
-        )
+        try:
+            result = run_writes_bench(
+                sizes,
+                samples=samples,
+                model=model,
+                context_window=context_window,
+                on_progress=lambda m: _progress_line(status, m),
+            )
+        except BenchInterrupted as stopped:
+            finish_interrupted(stopped.partial, out)
     console.print(writes_table(result))
     console.print(
         f"p50 at {sizes[-1]:,} turns / p50 at {sizes[0]:,}: {result['p50_ratio_last_to_first']}"
@@ -728,15 +756,18 @@ def bench_concurrency(
 
         embeddings = default_embeddings(embedder)
     with console.status("running") as status:
-        result = run_concurrency_bench(
-            levels,
-            turns_per_user=turns,
-            seed_records=seed_records,
-            data_dir=data_dir,
-            embeddings=embeddings,
-            embedder_name=embedder,
-            on_progress=lambda m: status.update(m),
-        )
+        try:
+            result = run_concurrency_bench(
+                levels,
+                turns_per_user=turns,
+                seed_records=seed_records,
+                data_dir=data_dir,
+                embeddings=embeddings,
+                embedder_name=embedder,
+                on_progress=lambda m: _progress_line(status, m),
+            )
+        except BenchInterrupted as stopped:
+            finish_interrupted(stopped.partial, out, key="levels")
     console.print(concurrency_table(result))
     write_json(result, out)
     if any(r["foreign_hits"] or r["lost_turns"] for r in result["levels"].values()):

@@ -241,6 +241,9 @@ class ExtractiveSummarizer:
         while kept and self.counter.count_text(text) > max_tokens:
             kept.pop(0)
             text = "\n".join(kept)
+        if not kept and lines:  # no whole line fits: the best one, clipped to the room
+            best = max(range(len(lines)), key=lambda i: (_line_rank(lines[i]), i))
+            text = clip_text(lines[best], max_tokens, self.counter)
         return text
 
 
