@@ -231,3 +231,82 @@ def test_ctrl_c_during_a_bench_writes_what_finished(tmp_path: Path) -> None:
     result = json.loads(out.read_text())
     assert result["interrupted"] is True and sorted(result["sizes"]) == ["0", "2"]
     assert result["sizes"]["2"]["add_p50_ms"] > 0
+
+
+# 9. the docs say what the code does
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def test_the_readme_says_the_token_count_it_prints(tmp_path: Path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    import re
+
+    text = (ROOT / "README.md").read_text()
+    said = re.search(r"Run as written \(no turns in between\), the prompt is (\d+) tokens", text)
+    assert said is not None
+    monkeypatch.chdir(tmp_path)
+    namespace: dict = {}
+    exec(
+        compile(re.findall(r"```python\n(.*?)```", text, flags=re.S)[0], "README", "exec"),
+        namespace,
+    )
+    assert namespace["context"].total_tokens == int(said.group(1))
+    namespace["store"].close()
+
+
+def test_the_migration_guide_names_the_modules_its_code_imports() -> None:
+    import re
+
+    text = (ROOT / "docs" / "migration.md").read_text()
+    code = "".join(re.findall(r"```python\n(.*?)```", text, flags=re.S))
+    prose = re.sub(r"```.*?```", "", text, flags=re.S)
+    modules = set(re.findall(r"from (langchain_tiered_memory\.integrations\.\w+) import", code))
+    assert modules and all(f"`{m}`" in prose for m in modules), modules
+
+
+def test_the_readme_says_what_langgraph_dev_needs() -> None:
+    text = (ROOT / "README.md").read_text()
+    assert "langgraph dev" in text and "langgraph-cli[inmem]" in text
+
+
+def test_the_sdk_snippet_does_not_hard_code_the_port() -> None:
+    import re
+
+    for doc in [ROOT / "README.md", *(ROOT / "docs").rglob("*.md")]:
+        for url in re.findall(r"get_sync_client\(url=([^)]*)\)", doc.read_text()):
+            assert not re.fullmatch(r"\"http://[^\"]+:2024\"", url.strip()), (doc, url)
+
+
+def test_every_example_ends_with_example_ok() -> None:
+    import subprocess
+    import sys
+
+    readme = (ROOT / "examples" / "README.md").read_text()
+    assert "ends\nwith `<name> example OK`" in readme or "<name> example OK" in readme
+    for example in sorted((ROOT / "examples").glob("*.py")):
+        source = example.read_text()
+        assert f'print("{example.stem} example OK")' in source, example.name
+    # and the one that did not, run: its last line says so
+    done = subprocess.run(
+        [sys.executable, str(ROOT / "examples" / "react_agent_tool.py")],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=True,
+    )
+    assert done.stdout.strip().splitlines()[-1] == "react_agent_tool example OK"
+
+
+def test_bench_facts_without_data_says_where_the_format_is(tmp_path: Path) -> None:
+    result = run("bench", "facts", "--data", str(tmp_path / "missing.json"))
+    out = " ".join(result.output.split())  # type: ignore[attr-defined]
+    assert result.exit_code == USER_ERROR_EXIT and "benchmarks/README.md" in out  # type: ignore[attr-defined]
+    readme = (ROOT / "benchmarks" / "README.md").read_text()
+    assert "../shared/data/README.md" not in readme
+    assert "`expect`" in readme and "facts_heldout.json" in readme
+
+
+def test_bench_retrieval_help_is_plain_text() -> None:
+    result = run("bench", "retrieval", "--help")
+    assert result.exit_code == 0 and "--dataset longmemeval" in result.output  # type: ignore[attr-defined]
+    assert "``" not in result.output  # type: ignore[attr-defined]

@@ -905,7 +905,7 @@ def bench_retrieval(
 ) -> None:
     """Archive every turn, recall for every question; report recall@k, NDCG, token budgets.
 
-    With ``--dataset longmemeval`` memory is reset per question, sessions and
+    With --dataset longmemeval memory is reset per question, sessions and
     turns are ranked, and the peers (FAISS retriever, LangGraph InMemoryStore,
     BM25) run beside ours on the same records and embedder.
     """
