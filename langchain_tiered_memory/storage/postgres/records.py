@@ -77,6 +77,7 @@ from langchain_tiered_memory.storage.sql.records import (
     live_hits,
     live_records,
     query_unit_vector,
+    same_embedder,
     wrong_embedder,
 )
 from langchain_tiered_memory.storage.vectors import unit_rows
@@ -219,7 +220,7 @@ class PostgresRecordStore:
                 (wanted,),
             )
             stored = tx.execute("SELECT value FROM meta WHERE key='embeddings'").fetchone()[0]
-            if stored == wanted:
+            if same_embedder(stored, wanted):
                 return
             if tx.execute("SELECT 1 FROM records WHERE embedding IS NOT NULL LIMIT 1").fetchone():
                 raise wrong_embedder(self._db.where, stored, wanted)

@@ -30,6 +30,7 @@ __all__ = [
     "live_hits",
     "live_records",
     "query_unit_vector",
+    "same_embedder",
     "wrong_embedder",
 ]
 
@@ -64,12 +65,32 @@ def live_hits(hits: Iterable[tuple[MemoryRecord, float]]) -> list[tuple[MemoryRe
     return [(r, s) for r, s in hits if r.expires_at is None or not is_expired(r.expires_at, now)]
 
 
+def same_embedder(built: str, given: str) -> bool:
+    """Whether two embeddings ids name one embedder (see :func:`~..codec.embeddings_id`).
+
+    A class defined in a script is ``__main__.Name`` there and ``script.Name``
+    when another process imports the script: the same embedder.
+
+    Example:
+        >>> same_embedder("__main__.Hash:size=8", "worker.Hash:size=8")
+        True
+        >>> same_embedder("a.MiniLM", "b.WordLlama"), same_embedder("a.Hash", "b.Hash")
+        (False, False)
+    """
+    if built == given:
+        return True
+    for mine, theirs in ((built, given), (given, built)):
+        if mine.startswith("__main__."):
+            return theirs.endswith("." + mine.removeprefix("__main__."))
+    return False
+
+
 def wrong_embedder(where: str, built: str, given: str) -> ValueError:
     """The error of an archive opened with embeddings other than its vectors came from.
 
     Example:
         >>> str(wrong_embedder("./memory", "a.MiniLM", "b.WordLlama"))[:60]
-        './memory was built with the embeddings a.MiniLM, not b.Word'
+        './memory was built with the embeddings a.MiniLM, not b.WordL'
     """
     return ValueError(
         f"{where} was built with the embeddings {built}, not {given}: its vectors could not "

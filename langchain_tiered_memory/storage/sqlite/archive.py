@@ -64,6 +64,7 @@ from langchain_tiered_memory.storage.sql.records import (
     live_hits,
     live_records,
     query_unit_vector,
+    same_embedder,
     wrong_embedder,
 )
 from langchain_tiered_memory.storage.sqlite.db import SQLiteDatabase, SQLiteTx
@@ -290,7 +291,7 @@ class BaseSQLiteArchive:
         if embeddings_id is None:
             return
         stored = self._meta("embeddings")
-        if stored == embeddings_id:
+        if stored is not None and same_embedder(stored, embeddings_id):
             return
         if stored is not None and self._db.query(
             "SELECT 1 FROM records WHERE vector IS NOT NULL LIMIT 1"
