@@ -396,10 +396,13 @@ def test_recaller_embeds_once_without_the_speaker_name(archive) -> None:
 def test_recaller_speaker_signal_prefers_the_named_speaker(archive) -> None:
     arch, emb = archive
     query = "What did Ana say about Berlin?"
-    plain = Recaller(arch, emb, k=1, weights=RecallWeights(speaker=0.0))
+    plain = Recaller(arch, emb, k=1, weights=RecallWeights(speaker=0.0), ranker=None)
     assert plain.recall(query, user_id="ana")[0].record.id == "r5"  # Ben: How is Berlin?
-    boosted = Recaller(arch, emb, k=1, weights=RecallWeights(speaker=2.0))
+    boosted = Recaller(arch, emb, k=1, weights=RecallWeights(speaker=2.0), ranker=None)
     assert boosted.recall(query, user_id="ana")[0].record.id == "r4"  # Ana: I moved to Berlin
+    # the learned ranker weighs the speaker too
+    learned = Recaller(arch, emb, k=1)
+    assert learned.recall(query, user_id="ana")[0].record.id == "r4"
 
 
 def test_recaller_touches_returned_records(archive) -> None:
