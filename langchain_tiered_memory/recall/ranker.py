@@ -125,14 +125,15 @@ _NUMBER = re.compile(
     r"\d|\b(?:one|two|three|four|five|six|seven|eight|nine|ten|once|twice|dozen|hundred)\b",
     re.IGNORECASE,
 )
-_TIME_WORD = re.compile(
-    r"\b(?:yesterday|today|tomorrow|tonight|last|next|ago|since|recently|week|weekend|month|"
-    r"year|monday|tuesday|wednesday|thursday|friday|saturday|sunday|january|february|march|"
-    r"april|may|june|july|august|september|october|november|december|\d{4})\b",
+_TIME_WORD = re.compile(  # the lookahead skips the words no alternative can start
+    r"\b(?=[adfjlmnorstwy0-9])(?:yesterday|today|tomorrow|tonight|last|next|ago|since|"
+    r"recently|week|weekend|month|year|monday|tuesday|wednesday|thursday|friday|saturday|"
+    r"sunday|january|february|march|april|may|june|july|august|september|october|november|"
+    r"december|\d{4})\b",
     re.IGNORECASE,
 )
 # A capitalised word that does not open the text or a sentence: a name, a place, a title.
-_PROPER_NOUN = re.compile(r"(?<![.!?]\s)(?<!^)\b[A-Z][a-z]+")
+_PROPER_NOUN = re.compile(r"[^.!?\s]\s+[\"'(]?[A-Z][a-z]")
 
 
 def _ranks(values: Sequence[float | None]) -> np.ndarray:
@@ -193,13 +194,14 @@ def candidate_features(
         dense_z[present] = np.clip((values - values.mean()) / spread, -3.0, 5.0)
     borrowed = np.array(min_max(borrow_from_previous(candidates, _NEIGHBOUR_SHARE)))
 
-    index = {key: i for i, r in enumerate(records) if (key := turn_key(r)) is not None}
+    keys = [turn_key(r) for r in records]
+    index = {key: i for i, key in enumerate(keys) if key is not None}
     neighbours = np.full((n, 4), -1, dtype=np.int64)  # i-2, i-1, i+1, i+2
-    for i, record in enumerate(records):
-        for column, offset in enumerate((-2, -1, 1, 2)):
-            key = turn_key(record, offset)
-            if key is not None:
-                neighbours[i, column] = index.get(key, -1)
+    for i, key in enumerate(keys):
+        if key is not None:
+            thread, session, turn = key
+            for column, offset in enumerate((-2, -1, 1, 2)):
+                neighbours[i, column] = index.get((thread, session, turn + offset), -1)
     padded_dense = np.append(dense, 0.0)  # index -1 reads the 0 at the end
     padded_keyword = np.append(keyword, 0.0)
     window = np.maximum(dense, padded_dense[neighbours].max(axis=1))
@@ -244,11 +246,16 @@ def candidate_features(
 
     texts = [r.text for r in records]
     bodies = [_body(t) for t in texts]
-    when = bool(_WHEN.match(query))
-    where = bool(_WHERE.match(query))
-    asks_who = bool(_WHO.match(query))
-    how_many = bool(_HOW_MANY.search(query))
-    proper = np.array([float(bool(_PROPER_NOUN.search(b))) for b in bodies])
+
+    def holds(pattern: re.Pattern[str], wanted: bool) -> np.ndarray:
+        """1 for the texts ``pattern`` finds in, when the query wants it (else all 0)."""
+        if not wanted:
+            return np.zeros(n)
+        return np.array([float(pattern.search(b) is not None) for b in bodies])
+
+    names_place = bool(_WHERE.match(query))
+    names_person = bool(_WHO.match(query))
+    proper = holds(_PROPER_NOUN, names_place or names_person)
     columns = {
         "dense": dense,
         "dense_z": dense_z,
@@ -273,10 +280,10 @@ def candidate_features(
         "time_window": timed,
         "length": np.array([math.log1p(len(t.split())) for t in texts]),
         "asks": np.array([float(t.rstrip().endswith("?")) for t in texts]),
-        "when_time_words": np.array([float(when and bool(_TIME_WORD.search(b))) for b in bodies]),
-        "how_many_number": np.array([float(how_many and bool(_NUMBER.search(b))) for b in bodies]),
-        "where_proper_noun": proper * where,
-        "who_proper_noun": proper * asks_who,
+        "when_time_words": holds(_TIME_WORD, bool(_WHEN.match(query))),
+        "how_many_number": holds(_NUMBER, bool(_HOW_MANY.search(query))),
+        "where_proper_noun": proper * names_place,
+        "who_proper_noun": proper * names_person,
     }
     return np.column_stack([columns[name] for name in FEATURES])
 
