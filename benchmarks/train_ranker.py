@@ -72,6 +72,7 @@ from langchain_tiered_memory.embeddings import default_embeddings
 from langchain_tiered_memory.recall.hybrid import Recaller, score_candidates
 from langchain_tiered_memory.recall.ranker import FEATURES, LinearRanker, candidate_features
 from langchain_tiered_memory.recall.signals import Candidate
+from langchain_tiered_memory.records import MemoryRecord, ScoredRecord
 from langchain_tiered_memory.storage.sqlite.archive import SQLiteArchive
 
 FOLDS = 6
@@ -104,8 +105,24 @@ def _log(message: str) -> None:
     print(message, file=sys.stderr, flush=True)
 
 
-def locomo_queries(path: Path, embeddings: Any, workdir: Path) -> list[Query]:
-    """Every scored LoCoMo question with its candidates (the retrieval bench's protocol)."""
+#: Records to archive beside a conversation's turns (given the turns), for levers.
+ExtraRecords = Callable[[list[MemoryRecord]], list[MemoryRecord]]
+
+
+def locomo_queries(
+    path: Path,
+    embeddings: Any,
+    workdir: Path,
+    *,
+    extra_records: ExtraRecords | None = None,
+    dense: int = 200,
+    keyword: int = 50,
+) -> list[Query]:
+    """Every scored LoCoMo question with its candidates (the retrieval bench's protocol).
+
+    ``extra_records`` adds records to each archive (a lever to measure);
+    ``dense`` and ``keyword`` are the candidates pulled per question.
+    """
     out: list[Query] = []
     for n, conv in enumerate(load_locomo(path)):
         records = conversation_records(conv)
@@ -116,7 +133,11 @@ def locomo_queries(path: Path, embeddings: Any, workdir: Path) -> list[Query]:
                 by_session.setdefault(record.metadata["session"], []).append(record)
             for chunk in by_session.values():
                 archive.add(chunk)
-            recaller = Recaller(archive, embeddings, touch=False)
+            if extra_records is not None:
+                archive.add(extra_records(records))
+            recaller = Recaller(
+                archive, embeddings, touch=False, dense_candidates=dense, keyword_candidates=keyword
+            )
             now = max(r.created_at for r in records) + timedelta(days=1)
             known = {t.dia_id for _, t in conv.dialog_turns()}
             for question in conv.questions:
@@ -147,7 +168,15 @@ def locomo_queries(path: Path, embeddings: Any, workdir: Path) -> list[Query]:
     return out
 
 
-def longmemeval_queries(path: Path, embeddings: Any, workdir: Path) -> list[Query]:
+def longmemeval_queries(
+    path: Path,
+    embeddings: Any,
+    workdir: Path,
+    *,
+    extra_records: ExtraRecords | None = None,
+    dense: int = 200,
+    keyword: int = 50,
+) -> list[Query]:
     """Every LongMemEval question with its haystack's candidates (one archive each)."""
     out: list[Query] = []
     questions = load_longmemeval(path)
@@ -161,7 +190,11 @@ def longmemeval_queries(path: Path, embeddings: Any, workdir: Path) -> list[Quer
         archive = SQLiteArchive(workdir / f"lme-{n}.sqlite", embeddings=embeddings)
         try:
             archive.add(records)
-            recaller = Recaller(archive, embeddings, touch=False)
+            if extra_records is not None:
+                archive.add(extra_records(records))
+            recaller = Recaller(
+                archive, embeddings, touch=False, dense_candidates=dense, keyword_candidates=keyword
+            )
             now = parse_lme_date(question.question_date, len(question.sessions))
             candidates = recaller.candidates(question.question, user_id=question.question_id)
         finally:
@@ -196,8 +229,12 @@ def fit(
     l2: float,
     iterations: int,
     rate: float,
+    features: Sequence[str] = FEATURES,
 ) -> LinearRanker:
-    """The linear ranker minimising the weighted listwise softmax loss (deterministic)."""
+    """The linear ranker minimising the weighted listwise softmax loss (deterministic).
+
+    ``features`` names the columns of the queries' feature matrices.
+    """
     used = [q for q in queries if q.relevant.any()]
     if not used:
         raise ValueError("no question has a relevant candidate to learn from")
@@ -229,7 +266,7 @@ def fit(
         v = 0.999 * v + 0.001 * grad * grad
         weights -= rate * (m / (1 - 0.9**t)) / (np.sqrt(v / (1 - 0.999**t)) + 1e-8)
     return LinearRanker(
-        FEATURES,
+        tuple(features),
         tuple(float(a) for a in mean),
         tuple(float(a) for a in scale),
         tuple(round(float(a), 6) for a in weights),
@@ -240,18 +277,28 @@ def _mean(values: Sequence[float]) -> float:
     return round(sum(values) / len(values), 4) if values else 0.0
 
 
-def evaluate(
-    queries: Sequence[Query], ranker_for: Callable[[Query], LinearRanker | None]
-) -> dict[str, Any]:
-    """The benches' metrics for each query ranked by ``ranker_for(query)`` (None: hand-set)."""
+#: Ranks one query's candidates: the records in order (at most the depth given).
+Rank = Callable[[Query, int], Sequence[ScoredRecord]]
+
+
+def ranked_by(ranker_for: Callable[[Query], LinearRanker | None]) -> Rank:
+    """Rank with the library's :func:`score_candidates` and ``ranker_for(query)`` (None: hand)."""
+
+    def rank(q: Query, depth: int) -> Sequence[ScoredRecord]:
+        return score_candidates(
+            q.candidates, now=q.now, query=q.text, k=depth, ranker=ranker_for(q)
+        )
+
+    return rank
+
+
+def evaluate(queries: Sequence[Query], rank: Rank) -> dict[str, Any]:
+    """The benches' metrics for each query ranked by ``rank`` (as deep as the benches rank)."""
     counter = OpenAITokenCounter("gpt-4o-mini")
     locomo: dict[str, list[Any]] = defaultdict(list)
     lme: dict[str, list[Any]] = defaultdict(list)
     for q in queries:
-        depth = LOCOMO_DEPTH if q.dataset == "locomo" else LME_DEPTH
-        ranked = score_candidates(
-            q.candidates, now=q.now, query=q.text, k=depth, ranker=ranker_for(q)
-        )
+        ranked = rank(q, LOCOMO_DEPTH if q.dataset == "locomo" else LME_DEPTH)
         if q.dataset == "locomo":
             score = score_ranking(
                 [list(h.record.sources) for h in ranked],
@@ -264,7 +311,7 @@ def evaluate(
             locomo[q.kind].append(score)
         else:
             ids = [h.record.id for h in ranked]
-            sessions = {c.record.id: str(c.record.metadata["session"]) for c in q.candidates}
+            sessions = {h.record.id: str(h.record.metadata["session"]) for h in ranked}
             lme["all"].append(
                 score_question(ids, sessions, q.gold_sessions, q.gold, question_type=q.kind)
             )
@@ -349,9 +396,9 @@ def train(
     fold_models = {f: fitted([q for q in queries if q.fold != f]) for f in folds}
     model = fitted(queries)
     report = {
-        "cross_validated": evaluate(queries, lambda q: fold_models[q.fold]),
-        "in_sample": evaluate(queries, lambda q: model),
-        "hand_weights": evaluate(queries, lambda q: None),
+        "cross_validated": evaluate(queries, ranked_by(lambda q: fold_models[q.fold])),
+        "in_sample": evaluate(queries, ranked_by(lambda q: model)),
+        "hand_weights": evaluate(queries, ranked_by(lambda q: None)),
     }
     data: dict[str, Any] = {"locomo": {"file": locomo.name, "sha256": _sha256(locomo)}}
     if longmemeval is not None:
