@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from langchain_tiered_memory.bench.concurrency import run_concurrency_bench
 from langchain_tiered_memory.cli.app import app
+from tiered_memory_bench.concurrency import run_concurrency_bench
 
 FIELDS = {
     "users",

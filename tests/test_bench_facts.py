@@ -8,14 +8,14 @@ import pytest
 from langchain_core.embeddings import DeterministicFakeEmbedding
 from typer.testing import CliRunner
 
-from langchain_tiered_memory.bench.facts import (
+from langchain_tiered_memory.cli.app import app
+from tiered_memory_bench.facts import (
     METRICS,
     FactItem,
     load_facts,
     load_filler,
     run_facts_bench,
 )
-from langchain_tiered_memory.cli.app import app
 
 FIXTURES = Path(__file__).parent / "fixtures"
 

@@ -1,29 +1,23 @@
-"""benchmarks/heavy_user_approximations.py: forcing the heavy-user paths on LoCoMo."""
+"""tiered_memory_bench.heavy_user_approximations: forcing the heavy-user paths on LoCoMo."""
 
 from __future__ import annotations
 
-import importlib.util
 import json
-from pathlib import Path
 from types import ModuleType
 
 import pytest
 
-from langchain_tiered_memory.bench.datasets import load_locomo
 from langchain_tiered_memory.storage.faiss.index import FaissIndex
 from langchain_tiered_memory.storage.sqlite.archive import BaseSQLiteArchive
+from tiered_memory_bench import heavy_user_approximations
+from tiered_memory_bench.datasets import load_locomo
 
-SCRIPT = Path(__file__).parents[1] / "benchmarks" / "heavy_user_approximations.py"
 STEMS = ("allerg", "peanut", "clara", "wedding", "marri", "dog", "run", "berlin", "whale")
 
 
 @pytest.fixture(scope="module")
 def bench() -> ModuleType:
-    spec = importlib.util.spec_from_file_location("heavy_user_approximations", SCRIPT)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return heavy_user_approximations
 
 
 def test_each_setting_runs_and_the_defaults_come_back(bench, locomo_fixture, stem_axis) -> None:

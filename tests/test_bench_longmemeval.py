@@ -14,14 +14,14 @@ import pytest
 from langchain_core.embeddings import Embeddings
 from typer.testing import CliRunner
 
-from langchain_tiered_memory.bench.datasets import load_longmemeval
-from langchain_tiered_memory.bench.longmemeval import (
+from langchain_tiered_memory.cli.app import app
+from tiered_memory_bench.datasets import load_longmemeval
+from tiered_memory_bench.longmemeval import (
     SYSTEMS,
     haystack_records,
     run_longmemeval_bench,
     score_question,
 )
-from langchain_tiered_memory.cli.app import app
 
 STEMS = ("pupp", "beagle", "banana", "bake", "marathon", "run", "interest", "dragon")
 

@@ -6,13 +6,13 @@ import time
 import pytest
 from typer.testing import CliRunner
 
-from langchain_tiered_memory.bench.overhead import (
+from langchain_tiered_memory.cli.app import app
+from langchain_tiered_memory.storage.sqlite.archive import SQLiteArchive
+from tiered_memory_bench.overhead import (
     HashEmbeddings,
     TimedEmbeddings,
     run_overhead_bench,
 )
-from langchain_tiered_memory.cli.app import app
-from langchain_tiered_memory.storage.sqlite.archive import SQLiteArchive
 
 
 def test_overhead_bench_reports_latency_and_size(tmp_path) -> None:

@@ -8,11 +8,11 @@ import pytest
 from langchain_core.messages import AIMessage, HumanMessage, SystemMessage
 from typer.testing import CliRunner
 
-from langchain_tiered_memory.bench.datasets import load_locomo
-from langchain_tiered_memory.bench.peers import PEERS, ExtractiveChatModel, MemoCounter
-from langchain_tiered_memory.bench.tokens import run_tokens_bench
 from langchain_tiered_memory.budget.tokens import OpenAITokenCounter
 from langchain_tiered_memory.cli.app import app
+from tiered_memory_bench.datasets import load_locomo
+from tiered_memory_bench.peers import PEERS, ExtractiveChatModel, MemoCounter
+from tiered_memory_bench.tokens import run_tokens_bench
 
 # langchain-classic and langmem are dev dependencies (and the 'peers' extra), so every
 # peer runs in CI.

@@ -14,10 +14,10 @@ from langchain_core.outputs import ChatGeneration, ChatResult
 from pydantic import Field
 from typer.testing import CliRunner
 
-from langchain_tiered_memory.bench.datasets import load_locomo
-from langchain_tiered_memory.bench.qa import parse_judge_label, run_qa_bench
 from langchain_tiered_memory.cli.app import app
 from langchain_tiered_memory.tiers.turns import message_text
+from tiered_memory_bench.datasets import load_locomo
+from tiered_memory_bench.qa import parse_judge_label, run_qa_bench
 
 EMBED = DeterministicFakeEmbedding(size=32)
 
@@ -141,7 +141,7 @@ def test_without_the_fact_in_the_conversation_the_answer_is_wrong(conversations)
 
 def test_the_question_is_reserved_in_the_budget() -> None:
     # long turns fill every section; the question must still fit in window - output
-    from langchain_tiered_memory.bench.datasets import (
+    from tiered_memory_bench.datasets import (
         DialogTurn,
         LocomoConversation,
         LocomoQuestion,
@@ -251,8 +251,8 @@ def test_parse_judge_label(reply: str, label: str | None) -> None:
 
 
 def test_cli_runs_with_named_models(locomo_fixture, tmp_path, monkeypatch) -> None:
-    import langchain_tiered_memory.bench.qa as qa
     import langchain_tiered_memory.embeddings as embeddings
+    import tiered_memory_bench.qa as qa
 
     convs = load_locomo(locomo_fixture)
     made: dict[str, BaseChatModel] = {

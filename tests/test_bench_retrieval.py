@@ -7,14 +7,14 @@ import pytest
 from langchain_core.embeddings import Embeddings
 from typer.testing import CliRunner
 
-from langchain_tiered_memory.bench.datasets import load_locomo
-from langchain_tiered_memory.bench.retrieval import (
+from langchain_tiered_memory.cli.app import app
+from tiered_memory_bench.datasets import load_locomo
+from tiered_memory_bench.retrieval import (
     conversation_records,
     parse_session_date,
     run_retrieval_bench,
     score_ranking,
 )
-from langchain_tiered_memory.cli.app import app
 
 REQUIRED = {
     "embedder",

@@ -4,9 +4,9 @@ import json
 
 from typer.testing import CliRunner
 
-from langchain_tiered_memory.bench.datasets import load_locomo
-from langchain_tiered_memory.bench.tokens import run_tokens_bench
 from langchain_tiered_memory.cli.app import app
+from tiered_memory_bench.datasets import load_locomo
+from tiered_memory_bench.tokens import run_tokens_bench
 
 REQUIRED = {
     "turns",

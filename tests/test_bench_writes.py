@@ -7,8 +7,8 @@ from pathlib import Path
 
 from typer.testing import CliRunner
 
-from langchain_tiered_memory.bench.writes import run_writes_bench
 from langchain_tiered_memory.cli.app import app
+from tiered_memory_bench.writes import run_writes_bench
 
 
 def test_writes_bench_reports_every_size() -> None:

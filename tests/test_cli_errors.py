@@ -78,7 +78,7 @@ def test_plot_without_matplotlib_fails_before_the_replay(
         "--out", str(out),
     )  # fmt: skip
     assert result.exit_code == 2, result.output
-    assert "matplotlib" in result.output and "[plot]" in result.output
+    assert "matplotlib" in result.output and "[bench]" in result.output
     assert "replaying" not in result.output and not out.exists()
 
 

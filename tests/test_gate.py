@@ -7,7 +7,6 @@ from langchain_core.language_models import GenericFakeChatModel
 from langchain_core.runnables import RunnableLambda
 from typer.testing import CliRunner
 
-from langchain_tiered_memory.bench.gate import load_self_contained
 from langchain_tiered_memory.cli.app import app
 from langchain_tiered_memory.recall.gate import (
     GateDecision,
@@ -18,6 +17,7 @@ from langchain_tiered_memory.recall.gate import (
     decide_recall,
     should_recall,
 )
+from tiered_memory_bench.gate import load_self_contained
 
 ARCHIVE = TermIndex(
     [

@@ -22,7 +22,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TimeRemaining
 from rich.table import Table
 from typer.core import TyperGroup
 
-from langchain_tiered_memory.bench.datasets import default_data_path
+from tiered_memory_bench.datasets import default_data_path
 
 #: What a user can cause (a bad option, a missing file or extra, a bad model
 #: name): reported in one line with exit code :data:`USER_ERROR_EXIT`, not as a
@@ -388,20 +388,20 @@ def bench_tokens(
     ] = False,
 ) -> None:
     """Replay conversations turn by turn; check every prompt against the budget."""
-    from langchain_tiered_memory.bench.datasets import load_locomo
-    from langchain_tiered_memory.bench.tokens import plot_tokens, run_tokens_bench
     from langchain_tiered_memory.budget.sections import canonical_model_name
+    from tiered_memory_bench.datasets import load_locomo
+    from tiered_memory_bench.tokens import plot_tokens, run_tokens_bench
 
     # every option is checked before the replay (which can take minutes)
     if plot is not None:
-        _require_module("matplotlib", "--plot", "plot")
+        _require_module("matplotlib", "--plot", "bench")
     if peers:
         for module in ("langmem", "langchain_classic"):
-            _require_module(module, "--peers", "peers")
+            _require_module(module, "--peers", "bench")
     canonical_model_name(model)
     summarizer_factory = _summarizer_factory(summarizer)
     extractor_factory = _extractor_factory(extractor)
-    from langchain_tiered_memory.bench.peers import PEERS
+    from tiered_memory_bench.peers import PEERS
 
     peer_model = None
     if peers and summarizer.strip().lower() != "extractive":
@@ -502,8 +502,8 @@ def bench_overhead(
     """Recall and add latency (p50/p95), throughput and bytes per record as the archive grows."""
     import tempfile
 
-    from langchain_tiered_memory.bench.overhead import Layout, run_overhead_bench
     from langchain_tiered_memory.embeddings import default_embeddings
+    from tiered_memory_bench.overhead import Layout, run_overhead_bench
 
     sizes = int_list(records, "--records", minimum=1, example="1000,100000")
     chosen = cast("list[Layout]", [x.strip() for x in layouts.split(",") if x.strip()])
@@ -592,7 +592,7 @@ def bench_writes(
     out: JsonOut = None,
 ) -> None:
     """Add latency p50/p95 as a thread grows: an add costs what it adds."""
-    from langchain_tiered_memory.bench.writes import run_writes_bench, writes_table
+    from tiered_memory_bench.writes import run_writes_bench, writes_table
 
     sizes = int_list(turns, "--turns", minimum=0, example="100,1000")
     if samples < 1:
@@ -634,7 +634,7 @@ def bench_concurrency(
     out: JsonOut = None,
 ) -> None:
     """Add and recall throughput and p50/p95 latency with many users writing at once."""
-    from langchain_tiered_memory.bench.concurrency import concurrency_table, run_concurrency_bench
+    from tiered_memory_bench.concurrency import concurrency_table, run_concurrency_bench
 
     levels = int_list(users, "--users", minimum=1, example="1,4,16")
     if embedder not in ("fake", "minilm", "e5", "wordllama"):
@@ -678,7 +678,7 @@ def bench_gate(
     out: JsonOut = None,
 ) -> None:
     """How often the recall gate fires on memory questions vs self-contained requests."""
-    from langchain_tiered_memory.bench.gate import (
+    from tiered_memory_bench.gate import (
         load_memory_questions,
         load_self_contained,
         run_gate_bench,
@@ -719,7 +719,7 @@ def bench_facts(
     out: JsonOut = None,
 ) -> None:
     """Do facts said in passing reach core memory and the prompt much later?"""
-    from langchain_tiered_memory.bench.facts import METRICS, load_facts, run_facts_bench
+    from tiered_memory_bench.facts import METRICS, load_facts, run_facts_bench
 
     items = load_facts(data)
     with _progress() as progress:
@@ -822,8 +822,8 @@ def _bench_locomo(
     per_question: bool,
     out: Path | None,
 ) -> None:
-    from langchain_tiered_memory.bench.datasets import load_locomo
-    from langchain_tiered_memory.bench.retrieval import CATEGORIES, run_retrieval_bench
+    from tiered_memory_bench.datasets import load_locomo
+    from tiered_memory_bench.retrieval import CATEGORIES, run_retrieval_bench
 
     data = data or default_data_path("locomo/locomo_dev.json")
     conversations = load_locomo(data)[:limit]
@@ -859,8 +859,8 @@ def _bench_longmemeval(
     per_question: bool,
     out: Path | None,
 ) -> None:
-    from langchain_tiered_memory.bench.datasets import load_longmemeval
-    from langchain_tiered_memory.bench.longmemeval import SYSTEMS, run_longmemeval_bench
+    from tiered_memory_bench.datasets import load_longmemeval
+    from tiered_memory_bench.longmemeval import SYSTEMS, run_longmemeval_bench
 
     data = data or default_data_path("longmemeval/longmemeval_s_dev.json.gz")
     questions = load_longmemeval(data)[:limit]
@@ -949,9 +949,9 @@ def bench_qa(
     out: JsonOut = None,
 ) -> None:
     """Feed each conversation through the memory; answer its questions; LLM-judge the answers."""
-    from langchain_tiered_memory.bench.datasets import load_locomo
-    from langchain_tiered_memory.bench.qa import plan_questions, run_qa_bench
     from langchain_tiered_memory.embeddings import DEFAULT_EMBEDDER, default_embeddings
+    from tiered_memory_bench.datasets import load_locomo
+    from tiered_memory_bench.qa import plan_questions, run_qa_bench
 
     if dataset.lower() != "locomo":
         raise typer.BadParameter("only 'locomo' is supported", param_hint="--dataset")

@@ -13,7 +13,7 @@ LoCoMo retrieval bench (``tiered-memory bench retrieval``) once per setting:
 
 Usage::
 
-    python benchmarks/heavy_user_approximations.py \\
+    python -m tiered_memory_bench.heavy_user_approximations \\
         --data ../shared/data/locomo/locomo_dev.json --embedder e5 \\
         --settings exact,bounded:20,bounded:60,ann:200,ann:300 --out heavy.json
 """
@@ -30,10 +30,10 @@ from typing import Any
 
 from langchain_core.embeddings import Embeddings
 
-from langchain_tiered_memory.bench.datasets import LocomoConversation, load_locomo
-from langchain_tiered_memory.bench.retrieval import run_retrieval_bench
 from langchain_tiered_memory.storage.faiss.index import FaissIndex
 from langchain_tiered_memory.storage.sqlite.archive import BaseSQLiteArchive
+from tiered_memory_bench.datasets import LocomoConversation, load_locomo
+from tiered_memory_bench.retrieval import run_retrieval_bench
 
 REPORTED = ("recall@1", "recall@5", "recall@10", "ndcg@10", "recall@614tok", "recall@1228tok")
 

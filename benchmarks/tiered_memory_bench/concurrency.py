@@ -48,10 +48,10 @@ from langchain_core.embeddings import Embeddings
 from langchain_core.messages import AIMessage, HumanMessage
 from rich.table import Table
 
-from langchain_tiered_memory.bench.overhead import HashEmbeddings
 from langchain_tiered_memory.budget.context import RecalledMemory
 from langchain_tiered_memory.records import MemoryRecord
 from langchain_tiered_memory.store import MemoryStore
+from tiered_memory_bench.overhead import HashEmbeddings
 
 __all__ = ["concurrency_table", "run_concurrency_bench"]
 

@@ -7,7 +7,7 @@ exactly through the covering vector index, for growing N, and the HNSW
 index answers over all of them. What sets ``ann_min_records``
 (``langchain_tiered_memory/storage/postgres/ann.py``)::
 
-    python benchmarks/postgres_exact_vs_hnsw.py \\
+    python -m tiered_memory_bench.postgres_exact_vs_hnsw \\
         'postgresql://postgres:@/tm_bench_single_user_100000?host=/tmp/pgplay/data'
 """
 

@@ -172,7 +172,7 @@ def load_filler(path: str | Path | None = None) -> dict[str, list[tuple[str, str
     The file is ``{"en": [[user, assistant], ...], "zh": [...]}``.
     """
     if path is None:
-        data = importlib.resources.files("langchain_tiered_memory.bench") / "data"
+        data = importlib.resources.files("tiered_memory_bench") / "data"
         raw = json.loads((data / "filler.json").read_text(encoding="utf-8"))
     else:
         raw = json.loads(Path(path).read_text(encoding="utf-8"))

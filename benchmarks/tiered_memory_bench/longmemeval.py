@@ -61,10 +61,10 @@ from typing import Any
 
 from langchain_core.embeddings import Embeddings
 
-from langchain_tiered_memory.bench.datasets import LongMemEvalQuestion
 from langchain_tiered_memory.recall.hybrid import Recaller
 from langchain_tiered_memory.records import MemoryRecord
 from langchain_tiered_memory.storage.sqlite.archive import SQLiteArchive
+from tiered_memory_bench.datasets import LongMemEvalQuestion
 
 logger = logging.getLogger(__name__)
 

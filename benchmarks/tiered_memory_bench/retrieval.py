@@ -23,7 +23,7 @@ change the results.
 
 Example:
     >>> from langchain_core.embeddings import DeterministicFakeEmbedding
-    >>> from langchain_tiered_memory.bench.datasets import (
+    >>> from tiered_memory_bench.datasets import (
     ...     DialogTurn, LocomoConversation, LocomoQuestion, Session)
     >>> turns = (DialogTurn("Ana", "D1:1", "I am allergic to peanuts."),
     ...          DialogTurn("Ben", "D1:2", "Noted, no peanuts."),
@@ -50,11 +50,11 @@ from typing import Any, Literal
 
 from langchain_core.embeddings import Embeddings
 
-from langchain_tiered_memory.bench.datasets import DialogTurn, LocomoConversation, Session
 from langchain_tiered_memory.budget.tokens import OpenAITokenCounter
 from langchain_tiered_memory.recall.hybrid import Fusion, Recaller, RecallWeights
 from langchain_tiered_memory.records import MemoryRecord
 from langchain_tiered_memory.storage.sqlite.archive import SQLiteArchive
+from tiered_memory_bench.datasets import DialogTurn, LocomoConversation, Session
 
 __all__ = [
     "CATEGORIES",
@@ -114,7 +114,7 @@ def conversation_records(
     dated by their session.
 
     Example:
-        >>> from langchain_tiered_memory.bench.datasets import DialogTurn, Session
+        >>> from tiered_memory_bench.datasets import DialogTurn, Session
         >>> conv = LocomoConversation("c", "Ana", "Ben", (Session(2, "1:56 pm on 8 May, 2023",
         ...     (DialogTurn("Ana", "D2:1", "Hi!"),)),))
         >>> r = conversation_records(conv)[0]

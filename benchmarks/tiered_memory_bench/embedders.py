@@ -27,10 +27,11 @@ slow a run down. The JSON records the load average before and after.
 
 Usage::
 
-    python benchmarks/embedders.py --data ../shared/data/locomo/locomo_dev.json \\
+    python -m tiered_memory_bench.embedders --data ../shared/data/locomo/locomo_dev.json \\
         --out benchmarks/results/embedders.json
-    python benchmarks/embedders.py --data ... --embedders minilm,e5-128 --limit-conversations 2
-    python benchmarks/embedders.py --data ... --embedders wordllama,minilm,e5 --repeats 5
+    python -m tiered_memory_bench.embedders --data ... --embedders minilm,e5-128 \\
+        --limit-conversations 2
+    python -m tiered_memory_bench.embedders --data ... --embedders wordllama,minilm,e5 --repeats 5
 """
 
 from __future__ import annotations

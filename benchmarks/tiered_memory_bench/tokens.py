@@ -18,13 +18,13 @@ directory with the default offline embedder (dense + keyword recall, as in
 production; slower).
 
 With ``peers=PEERS`` it replays the same messages through the peer
-strategies of :mod:`langchain_tiered_memory.bench.peers` (full history,
+strategies of :mod:`tiered_memory_bench.peers` (full history,
 ``trim_messages``, LangMem's ``SummarizationNode``, langchain-classic's
 ``ConversationSummaryBufferMemory``), counts their prompts with the same
 counter and reports them side by side under ``"peers"``.
 
 Example:
-    >>> from langchain_tiered_memory.bench.datasets import (
+    >>> from tiered_memory_bench.datasets import (
     ...     DialogTurn, LocomoConversation, Session)
     >>> turns = tuple(DialogTurn("A" if i % 2 == 0 else "B", f"D1:{i+1}",
     ...               f"Message {i} about Paris and {i} apples.") for i in range(80))
@@ -51,12 +51,12 @@ from typing import Any
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import BaseMessage, SystemMessage
 
-from langchain_tiered_memory.bench.datasets import LocomoConversation
-from langchain_tiered_memory.bench.peers import PEERS, MemoCounter, Peer, make_peer
 from langchain_tiered_memory.budget.tokens import TokenCounter
 from langchain_tiered_memory.memory import TieredMemory
 from langchain_tiered_memory.tiers.summarize import LLMSummarizer, Summarizer
 from langchain_tiered_memory.write.writer import Extractor
+from tiered_memory_bench.datasets import LocomoConversation
+from tiered_memory_bench.peers import PEERS, MemoCounter, Peer, make_peer
 
 __all__ = ["BENCH_SYSTEM_PROMPT", "run_tokens_bench", "shared_prefix_tokens"]
 
@@ -136,12 +136,12 @@ def run_tokens_bench(
         on_turn: Progress callback, called once per replayed message.
         keep_series: Include per-turn prompt and full-history tokens.
         peers: Peer strategies to replay alongside (names from
-            :data:`~langchain_tiered_memory.bench.peers.PEERS`); their report
+            :data:`~tiered_memory_bench.peers.PEERS`); their report
             goes under ``"peers"``.
         peer_model: The summariser chat model of the summarising peers - give
             the same model ``summarizer_factory`` wraps. Default: the
             extractive summariser behind a fake chat model
-            (:class:`~langchain_tiered_memory.bench.peers.ExtractiveChatModel`).
+            (:class:`~tiered_memory_bench.peers.ExtractiveChatModel`).
         dense_recall: Replay into a temporary on-disk
             :class:`~langchain_tiered_memory.store.MemoryStore` with the default
             embedder (dense + keyword recall) instead of each memory's private

@@ -34,7 +34,7 @@ __all__ = ["load_memory_questions", "load_self_contained", "run_gate_bench"]
 def load_self_contained(path: str | Path | None = None) -> list[str]:
     """The self-contained requests (default: the set shipped with the package)."""
     if path is None:
-        data = importlib.resources.files("langchain_tiered_memory.bench") / "data"
+        data = importlib.resources.files("tiered_memory_bench") / "data"
         raw = (data / "self_contained.json").read_text(encoding="utf-8")
     else:
         raw = Path(path).read_text(encoding="utf-8")
@@ -53,7 +53,7 @@ def load_memory_questions(path: str | Path) -> tuple[list[str], list[TermIndex]]
     """
     path = Path(path)
     if not path.exists():
-        from langchain_tiered_memory.bench.datasets import LOCOMO_SOURCE, LONGMEMEVAL_SOURCE
+        from tiered_memory_bench.datasets import LOCOMO_SOURCE, LONGMEMEVAL_SOURCE
 
         raise FileNotFoundError(
             f"Memory questions not found at {path}. {LOCOMO_SOURCE} {LONGMEMEVAL_SOURCE} "

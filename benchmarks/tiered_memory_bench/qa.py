@@ -32,7 +32,7 @@ Example:
     >>> from langchain_core.embeddings import DeterministicFakeEmbedding
     >>> from langchain_core.language_models import GenericFakeChatModel
     >>> from langchain_core.messages import AIMessage
-    >>> from langchain_tiered_memory.bench.datasets import (
+    >>> from tiered_memory_bench.datasets import (
     ...     DialogTurn, LocomoConversation, LocomoQuestion, Session)
     >>> turns = (DialogTurn("Ana", "D1:1", "I am allergic to peanuts."),
     ...          DialogTurn("Ben", "D1:2", "Noted, no peanuts."))
@@ -63,19 +63,19 @@ from langchain_core.embeddings import Embeddings
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import BaseMessage, HumanMessage
 
-from langchain_tiered_memory.bench.datasets import (
-    DialogTurn,
-    LocomoConversation,
-    LocomoQuestion,
-    Session,
-)
-from langchain_tiered_memory.bench.retrieval import CATEGORIES, parse_session_date
 from langchain_tiered_memory.budget.tokens import TokenCounter
 from langchain_tiered_memory.memory import TieredMemory
 from langchain_tiered_memory.store import MemoryStore
 from langchain_tiered_memory.tiers.summarize import Summarizer
 from langchain_tiered_memory.tiers.turns import message_text
 from langchain_tiered_memory.write.writer import Extractor
+from tiered_memory_bench.datasets import (
+    DialogTurn,
+    LocomoConversation,
+    LocomoQuestion,
+    Session,
+)
+from tiered_memory_bench.retrieval import CATEGORIES, parse_session_date
 
 __all__ = [
     "ANSWER_PROMPT",
@@ -229,7 +229,7 @@ def plan_questions(
     dropped (and so never fed).
 
     Example:
-        >>> from langchain_tiered_memory.bench.datasets import LocomoConversation
+        >>> from tiered_memory_bench.datasets import LocomoConversation
         >>> qs = tuple(LocomoQuestion(f"q{i}", "a", (), c) for i, c in enumerate([4, 5, 2]))
         >>> plan = plan_questions([LocomoConversation("c", "A", "B", (), qs)], limit=2)
         >>> [q.question for q in plan[0][1]]
