@@ -147,3 +147,22 @@ def test_bad_chat_model_is_one_line(tmp_path) -> None:
     assert result.exit_code == USER_ERROR_EXIT
     assert "--model='foo:bar' is not a chat model" in result.output
     assert json.dumps(result.output).count("\\n") == 1
+
+
+@pytest.mark.parametrize(
+    ("args", "option"),
+    [
+        (["bench", "tokens"], "--data"),
+        (["bench", "facts"], "--data"),
+        (["bench", "retrieval"], "--data"),
+        (["bench", "retrieval", "--dataset", "longmemeval"], "--data"),
+        (["bench", "qa", "--model", "echo", "--judge", "echo"], "--data"),
+        (["bench", "gate"], "--memory-questions"),
+    ],
+)
+def test_a_bench_without_data_says_where_the_format_is_described(args, option) -> None:
+    # no bench falls back to a path outside the project (the old ../shared/data)
+    result = invoke(*args)
+    assert result.exit_code == USER_ERROR_EXIT
+    assert result.output.startswith(f"error: {option} is required: ")
+    assert "benchmarks/README.md" in result.output and "'Data'" in result.output

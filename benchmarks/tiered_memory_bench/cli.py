@@ -6,8 +6,12 @@ The library's command line finds this :class:`typer.Typer` through the
 
 Example (shell)::
 
-    tiered-memory bench tokens --data ../shared/data/locomo/locomo_dev.json \\
-        --context-window 4096 --out bench-results/tokens-4096.json
+    tiered-memory bench tokens --data locomo10.json --context-window 4096 \\
+        --out bench-results/tokens-4096.json
+
+Every bench reads the data it is given (``--data PATH``; the gate's
+``--memory-questions``) and nothing else: the formats, and where to get the
+public data sets, are in ``benchmarks/README.md`` (section "Data").
 """
 
 from __future__ import annotations
@@ -25,13 +29,38 @@ from langchain_tiered_memory.cli.app import (
     console,
     write_json,
 )
-from tiered_memory_bench.datasets import default_data_path
 
 app = typer.Typer(
     help="Benchmarks: each prints a table and writes JSON.",
     no_args_is_help=True,
     add_completion=False,
 )
+
+
+LOCOMO_FILE = "a LoCoMo-format JSON file"
+#: Where the data formats are described (said when a bench is given no data).
+DATA_FORMATS = (
+    "benchmarks/README.md of the langchain-tiered-memory repository (section 'Data') "
+    "describes each format and where to get the public data sets"
+)
+
+
+def data_file(path: Path | None, what: str, option: str = "--data") -> Path:
+    """``path``, or a clear error: the benches have no default data.
+
+    Raises:
+        ValueError: when ``path`` is ``None`` (the message names ``option``,
+            what to give and where the format is described).
+
+    Example:
+        >>> data_file(None, "a LoCoMo-format JSON file")
+        Traceback (most recent call last):
+        ...
+        ValueError: --data is required: a LoCoMo-format JSON file. benchmarks/README.md ...
+    """
+    if path is None:
+        raise ValueError(f"{option} is required: {what}. {DATA_FORMATS}")
+    return path
 
 
 def int_list(text: str, option: str, *, minimum: int, example: str) -> list[int]:
@@ -102,9 +131,7 @@ Summarizer = Annotated[
 
 @app.command("tokens")
 def bench_tokens(
-    data: Annotated[Path, typer.Option(help="LoCoMo-format JSON file.")] = default_data_path(
-        "locomo/locomo_dev.json"
-    ),
+    data: Annotated[Path | None, typer.Option(help="LoCoMo-format JSON file (required).")] = None,
     context_window: Annotated[int, typer.Option(help="Context window in tokens.")] = 4096,
     model: Annotated[str, typer.Option(help="Model whose tokenizer counts.")] = "gpt-4o-mini",
     summarizer: Summarizer = "extractive",
@@ -152,7 +179,7 @@ def bench_tokens(
         from langchain_tiered_memory.models import require_chat_model
 
         peer_model = require_chat_model(summarizer, what="--summarizer")
-    conversations = load_locomo(data)[:limit]
+    conversations = load_locomo(data_file(data, LOCOMO_FILE))[:limit]
     total = sum(len(c.dialog_turns()) for c in conversations)
     with _progress() as progress:
         task = progress.add_task(f"replaying {len(conversations)} conversations", total=total)
@@ -428,10 +455,9 @@ def bench_gate(
         run_gate_bench,
     )
 
-    files = memory_questions or [
-        default_data_path("locomo/locomo_dev.json"),
-        default_data_path("longmemeval/longmemeval_s_dev.json.gz"),
-    ]
+    if not memory_questions:
+        data_file(None, "LoCoMo or LongMemEval file(s) of memory questions", "--memory-questions")
+    files = list(memory_questions or ())
     questions, indexes = [], []
     for path in files:
         q, i = load_memory_questions(path)
@@ -451,9 +477,9 @@ def bench_gate(
 
 @app.command("facts")
 def bench_facts(
-    data: Annotated[Path, typer.Option(help="Facts file (the facts_dev.json format).")] = (
-        default_data_path("facts/facts_dev.json")
-    ),
+    data: Annotated[
+        Path | None, typer.Option(help="Facts file (the facts_dev.json format; required).")
+    ] = None,
     context_window: Annotated[int, typer.Option(help="The memory's window in tokens.")] = 4096,
     filler_turns: Annotated[
         int, typer.Option(help="Generic filler turns after the turns (and between an update's).")
@@ -465,7 +491,7 @@ def bench_facts(
     """Do facts said in passing reach core memory and the prompt much later?"""
     from tiered_memory_bench.facts import METRICS, load_facts, run_facts_bench
 
-    items = load_facts(data)
+    items = load_facts(data_file(data, "a facts file (the facts_dev.json format)"))
     with _progress() as progress:
         task = progress.add_task("replaying items", total=len(items))
         result = run_facts_bench(
@@ -509,8 +535,7 @@ def bench_retrieval(
     data: Annotated[
         Path | None,
         typer.Option(
-            help="The dataset file (default: ../shared/data/locomo/locomo_dev.json or "
-            "../shared/data/longmemeval/longmemeval_s_dev.json.gz)."
+            help="The dataset file, LoCoMo or LongMemEval format as --dataset says (required)."
         ),
     ] = None,
     k: Annotated[str, typer.Option(help="Comma-separated cut-offs for recall@k.")] = ("1,3,5,10"),
@@ -569,7 +594,7 @@ def _bench_locomo(
     from tiered_memory_bench.datasets import load_locomo
     from tiered_memory_bench.retrieval import CATEGORIES, run_retrieval_bench
 
-    data = data or default_data_path("locomo/locomo_dev.json")
+    data = data_file(data, LOCOMO_FILE)
     conversations = load_locomo(data)[:limit]
     turns = sum(len(c.dialog_turns()) for c in conversations)
     questions = sum(
@@ -606,7 +631,7 @@ def _bench_longmemeval(
     from tiered_memory_bench.datasets import load_longmemeval
     from tiered_memory_bench.longmemeval import SYSTEMS, run_longmemeval_bench
 
-    data = data or default_data_path("longmemeval/longmemeval_s_dev.json.gz")
+    data = data_file(data, "a LongMemEval-format JSON file (.json or .json.gz)")
     questions = load_longmemeval(data)[:limit]
     chosen = tuple(s.strip() for s in (systems or ",".join(SYSTEMS)).split(",") if s.strip())
     chosen = tuple(sorted(chosen, key=lambda s: s != SYSTEMS[0]))  # ours first
@@ -670,9 +695,7 @@ def bench_qa(
     ],
     judge: Annotated[str, typer.Option(help="Judge model: an init_chat_model string, or 'local'.")],
     dataset: Annotated[str, typer.Option(help="Dataset format (only 'locomo').")] = "locomo",
-    data: Annotated[Path, typer.Option(help="LoCoMo-format JSON file.")] = default_data_path(
-        "locomo/locomo_dev.json"
-    ),
+    data: Annotated[Path | None, typer.Option(help="LoCoMo-format JSON file (required).")] = None,
     context_window: Annotated[int, typer.Option(help="The memory's window in tokens.")] = 4096,
     token_model: Annotated[
         str, typer.Option(help="Model whose tokenizer counts the budget.")
@@ -704,7 +727,7 @@ def bench_qa(
     canonical_model_name(token_model)  # options first: a typo fails before any work
     summarizer_factory = _summarizer_factory(summarizer)
     extractor_factory = _extractor_factory(extractor)
-    conversations = load_locomo(data)[:conversations_limit]
+    conversations = load_locomo(data_file(data, LOCOMO_FILE))[:conversations_limit]
     plan = plan_questions(conversations, limit=limit)
     embeddings = default_embeddings(embedder or DEFAULT_EMBEDDER, cache_path=embed_cache)
     with _progress() as progress:

@@ -5,8 +5,8 @@ The data itself is never shipped: download it and pass the path of your copy
 https://github.com/snap-research/locomo; LongMemEval is
 ``longmemeval_s.json`` (or ``_m``/``_oracle``) from
 https://github.com/xiaowu0162/LongMemEval (its Hugging Face dataset
-``xiaowu0162/longmemeval``). The benches' default paths under
-``../shared/data`` are where this project's own checkout keeps dev splits.
+``xiaowu0162/longmemeval``). ``benchmarks/README.md`` ("Data") describes
+both formats; the benches read no data they are not given.
 
 Example:
     >>> import json, tempfile, os
@@ -35,7 +35,6 @@ from typing import Any
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
 
 __all__ = [
-    "DEFAULT_DATA_DIR",
     "LOCOMO_SOURCE",
     "LONGMEMEVAL_SOURCE",
     "DialogTurn",
@@ -43,14 +42,10 @@ __all__ = [
     "LocomoQuestion",
     "LongMemEvalQuestion",
     "Session",
-    "default_data_path",
     "load_locomo",
     "load_longmemeval",
     "parse_evidence",
 ]
-
-#: Where the benches look by default (relative to the working directory).
-DEFAULT_DATA_DIR = Path("..") / "shared" / "data"
 
 #: Where to get the data sets (said by the "not found" errors).
 LOCOMO_SOURCE = (
@@ -62,11 +57,6 @@ LONGMEMEVAL_SOURCE = (
 )
 
 _EVIDENCE = re.compile(r"D:?(\d+):(\d+)")
-
-
-def default_data_path(name: str) -> Path:
-    """Default path of a shared data file, e.g. ``locomo/locomo_dev.json``."""
-    return DEFAULT_DATA_DIR / name
 
 
 def parse_evidence(items: list[Any] | None) -> tuple[str, ...]:

@@ -98,7 +98,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     from langchain_tiered_memory.embeddings import default_embeddings
 
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--data", type=Path, default=Path("../shared/data/locomo/locomo_dev.json"))
+    parser.add_argument(
+        "--data", type=Path, required=True, help="LoCoMo-format JSON file (benchmarks/README.md)"
+    )
     parser.add_argument("--embedder", default=None, help="minilm, e5 or wordllama")
     parser.add_argument("--embed-cache", type=Path, help="SQLite vector cache (reruns are fast)")
     parser.add_argument("--settings", default="exact,bounded:20,bounded:60,ann:200,ann:300")

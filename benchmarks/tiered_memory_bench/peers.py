@@ -24,7 +24,7 @@ that reads the peer's summarisation prompt and answers with
 capped at the same number of tokens. Given a real chat model instead, the
 peers call that model. Summariser calls are counted with a callback.
 
-Install the peers with ``pip install 'langchain-tiered-memory[peers]'``.
+Install the peers with ``pip install 'langchain-tiered-memory[bench]'``.
 
 Example:
     >>> from langchain_core.messages import AIMessage, HumanMessage
@@ -76,7 +76,7 @@ __all__ = [
 #: Peer names, in report order.
 PEERS = ("full_history", "trim_messages", "langmem_summarization_node", "classic_summary_buffer")
 
-_INSTALL_HINT = "pip install 'langchain-tiered-memory[peers]'"
+_INSTALL_HINT = "pip install 'langchain-tiered-memory[bench]'"
 
 # the summarisation prompts of the peers, as the fake chat model recognises them
 _LANGMEM_INITIAL = "Create a summary of the conversation above:"

@@ -391,7 +391,7 @@ def _peer_summarizer_note(
 def plot_tokens(result: dict[str, Any], path: str) -> None:
     """Draw prompt tokens per turn (tiered vs full history) with the budget line.
 
-    Needs ``matplotlib`` (``pip install 'langchain-tiered-memory[plot]'``).
+    Needs ``matplotlib`` (``pip install 'langchain-tiered-memory[bench]'``).
     """
     try:
         import matplotlib
@@ -400,7 +400,7 @@ def plot_tokens(result: dict[str, Any], path: str) -> None:
         import matplotlib.pyplot as plt
     except ImportError as exc:  # pragma: no cover - depends on the environment
         raise ImportError(
-            "Plotting needs matplotlib: pip install 'langchain-tiered-memory[plot]'"
+            "Plotting needs matplotlib: pip install 'langchain-tiered-memory[bench]'"
         ) from exc
     conv = result["per_conversation"][0]
     if "prompt_tokens" not in conv:
