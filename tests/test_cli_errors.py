@@ -18,6 +18,7 @@ from langchain_tiered_memory.cli.app import USER_ERROR_EXIT, app
 from langchain_tiered_memory.cli.chat import ChatSession
 from langchain_tiered_memory.cli.demo import run_demo
 from langchain_tiered_memory.store import MemoryStore
+from langchain_tiered_memory.testing import EchoChatModel
 
 
 def invoke(*args: str) -> object:
@@ -116,7 +117,7 @@ def test_demo_shows_every_compression_and_page_out(tmp_path) -> None:
 def test_chat_context_shows_the_prompt_with_its_section_sizes(tmp_path) -> None:
     with MemoryStore(tmp_path / "d", embeddings=DeterministicFakeEmbedding(size=16)) as store:
         memory = store.memory("ana", "chat", context_window=2048, system_prompt="Be brief.")
-        session = ChatSession(memory, model=models.EchoChatModel())
+        session = ChatSession(memory, model=EchoChatModel())
         before = session.handle("/context")
         assert before.startswith("prompt the memory would build now")
         session.handle("I'm allergic to peanuts and I live in Lisbon.")

@@ -12,17 +12,13 @@ from langchain_openai import ChatOpenAI
 
 from langchain_tiered_memory import TieredMemory, TokenBudget
 from langchain_tiered_memory.budget.sections import canonical_model_name, context_window_for_model
-from langchain_tiered_memory.budget.tokens import OpenAITokenCounter
+from langchain_tiered_memory.budget.tokens import OpenAITokenCounter, memory_model_for
 from langchain_tiered_memory.integrations.agents import TieredMemoryMiddleware
 from langchain_tiered_memory.integrations.langgraph import build_memory_graph
-from langchain_tiered_memory.models import (
-    EchoChatModel,
-    memory_model_for,
-    require_chat_model,
-    resolve_chat_model,
-)
+from langchain_tiered_memory.models import require_chat_model, resolve_chat_model
 from langchain_tiered_memory.recall.gate import LLMGate
 from langchain_tiered_memory.store import MemoryStore
+from langchain_tiered_memory.testing import EchoChatModel
 from langchain_tiered_memory.tiers.summarize import ExtractiveSummarizer, LLMSummarizer
 from langchain_tiered_memory.write.extraction import LLMExtractor
 

@@ -57,7 +57,6 @@ Example:
 
 from __future__ import annotations
 
-import hashlib
 import logging
 import os
 import random
@@ -69,12 +68,12 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any, Literal
 
-import numpy as np
 from langchain_core.embeddings import Embeddings
 
 from langchain_tiered_memory.recall.hybrid import Recaller
 from langchain_tiered_memory.records import MemoryRecord
 from langchain_tiered_memory.storage.sqlite.archive import SQLiteArchive
+from langchain_tiered_memory.testing import HashEmbeddings
 
 logger = logging.getLogger(__name__)
 
@@ -134,26 +133,6 @@ _WORDS = [
     "lesson",
     "exam",
 ]
-
-
-class HashEmbeddings(Embeddings):
-    """Deterministic unit vectors seeded by a text's hash (fast, meaningless)."""
-
-    def __init__(self, dim: int = 384) -> None:
-        self.dim = dim
-
-    def _vector(self, text: str) -> list[float]:
-        seed = int.from_bytes(hashlib.blake2b(text.encode(), digest_size=8).digest(), "little")
-        vector = np.random.default_rng(seed).standard_normal(self.dim).astype(np.float32)
-        return (vector / np.linalg.norm(vector)).tolist()
-
-    def embed_documents(self, texts: list[str]) -> list[list[float]]:
-        """One vector per text."""
-        return [self._vector(t) for t in texts]
-
-    def embed_query(self, text: str) -> list[float]:
-        """The query's vector."""
-        return self._vector(text)
 
 
 class TimedEmbeddings(Embeddings):

@@ -19,17 +19,15 @@ reclaims them and in the write-ahead log until it is recycled;
 
 from __future__ import annotations
 
-import math
-import re
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import pytest
-from langchain_core.embeddings import Embeddings
 from langchain_core.vectorstores import InMemoryVectorStore
 
 from langchain_tiered_memory.store import MemoryStore
+from langchain_tiered_memory.testing import StemAxisEmbeddings
 
 #: Word stems the fake embedder has an axis for (texts sharing one are similar).
 STEMS = (
@@ -49,20 +47,9 @@ STEMS = (
 )
 
 
-class Stems(Embeddings):
-    """One axis per stem plus a constant one: fast, predictable dense search."""
-
-    def _vector(self, text: str) -> list[float]:
-        words = re.findall(r"\w+", text.lower())
-        raw = [float(sum(w.startswith(s) for w in words)) for s in STEMS] + [0.1]
-        norm = math.sqrt(sum(x * x for x in raw))
-        return [x / norm for x in raw]
-
-    def embed_documents(self, texts: list[str]) -> list[list[float]]:
-        return [self._vector(t) for t in texts]
-
-    def embed_query(self, text: str) -> list[float]:
-        return self._vector(text)
+def _stems() -> StemAxisEmbeddings:
+    """Fast, predictable dense search: one axis per stem of :data:`STEMS`."""
+    return StemAxisEmbeddings(STEMS)
 
 
 @dataclass
@@ -98,7 +85,7 @@ def _sqlite(request: pytest.FixtureRequest) -> Backend:
     path = request.getfixturevalue("tmp_path") / "data"
     return Backend(
         "sqlite",
-        lambda: MemoryStore(path, embeddings=Stems(), index_save_every=1),
+        lambda: MemoryStore(path, embeddings=_stems(), index_save_every=1),
         durable=True,
         files=_files(path.parent),
     )
@@ -110,7 +97,7 @@ def _memory(request: pytest.FixtureRequest) -> Backend:
     def open_store() -> MemoryStore:
         # one in-memory store per test; "reopening" it is handing out the same object
         if not shared:
-            shared.append(MemoryStore(embeddings=Stems()))
+            shared.append(MemoryStore(embeddings=_stems()))
         return shared[0]
 
     return Backend("memory", open_store, durable=False)
@@ -118,7 +105,7 @@ def _memory(request: pytest.FixtureRequest) -> Backend:
 
 def _vectorstore(request: pytest.FixtureRequest) -> Backend:
     path = request.getfixturevalue("tmp_path") / "data"
-    vectors = InMemoryVectorStore(Stems())  # the "remote" store outlives the SQLite side
+    vectors = InMemoryVectorStore(_stems())  # the "remote" store outlives the SQLite side
     return Backend(
         "vectorstore",
         lambda: MemoryStore(path, vector_store=vectors),
@@ -136,7 +123,7 @@ def _postgres(request: pytest.FixtureRequest) -> Backend:
         rows.write_bytes(dump(url))  # every row of every table, as a client sees them
         return [rows]
 
-    return Backend("postgres", lambda: MemoryStore(url, embeddings=Stems()), True, files)
+    return Backend("postgres", lambda: MemoryStore(url, embeddings=_stems()), True, files)
 
 
 BACKENDS: dict[str, Callable[[pytest.FixtureRequest], Backend]] = {
