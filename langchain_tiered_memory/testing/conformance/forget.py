@@ -8,15 +8,14 @@ from langchain_core.messages import AIMessage, HumanMessage
 from langchain_tiered_memory.memory import FORGOTTEN_REQUEST
 from langchain_tiered_memory.records import MemoryRecord
 from langchain_tiered_memory.store import MemoryStore
+from langchain_tiered_memory.testing.conformance.backend import Backend, file_bytes
 from langchain_tiered_memory.tiers.core import CoreFact
-
-from .conftest import Backend, file_bytes
 
 WINDOW = 1024
 SECRET = "zebrasecret"  # a word that exists only in what gets forgotten
 
 
-def chat(memory, n: int, *, secret: bool = False) -> None:  # type: ignore[no-untyped-def]
+def chat(memory, n: int, *, secret: bool = False) -> None:
     for i in range(n):
         word = f" {SECRET}{i}" if secret else ""
         memory.add_messages(

@@ -8,9 +8,8 @@ import pytest
 from langchain_core.messages import AIMessage, HumanMessage, SystemMessage, ToolMessage
 
 from langchain_tiered_memory.store import MemoryStore
+from langchain_tiered_memory.testing.conformance.backend import Backend
 from langchain_tiered_memory.tiers.buffer import CompressionTriggers
-
-from .conftest import Backend
 
 WINDOW = 1024
 
@@ -117,7 +116,7 @@ def test_compressions_racing_on_one_thread_archive_each_turn_once(store: MemoryS
 
 def test_a_thread_continues_after_a_reopen(backend: Backend) -> None:
     if not backend.durable:
-        pytest.skip("an in-memory backend ends with its store: there is nothing to reopen")
+        pytest.skip(f"{backend.name} is not durable: there is nothing to reopen")
     store = backend.open()
     memory = store.memory("ana", "chat", context_window=WINDOW, system_prompt="Be brief.")
     for i in range(30):
