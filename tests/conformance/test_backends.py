@@ -9,7 +9,7 @@ byte-level forget checks are every row of every table of the database
 database can read. The server's own files are not scanned here, because
 Postgres keeps a deleted row's bytes in its heap pages until ``VACUUM``
 reclaims them and in the write-ahead log until it is recycled;
-``tests/test_postgres.py`` checks the data files after
+``tests/integration/test_postgres.py`` checks the data files after
 ``backend.vacuum(full=True)`` instead.
 """
 

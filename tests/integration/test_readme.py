@@ -6,7 +6,7 @@ import os
 import re
 from pathlib import Path
 
-README = Path(__file__).resolve().parents[1] / "README.md"
+README = Path(__file__).resolve().parents[2] / "README.md"
 
 
 def test_readme_example_runs(tmp_path, monkeypatch) -> None:

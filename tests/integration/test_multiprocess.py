@@ -1,6 +1,6 @@
 """Many processes on one data directory: nothing lost, nothing resurrected, one truth.
 
-Seven processes share one directory (tests/multiprocess_worker.py): three
+Seven processes share one directory (tests/integration/multiprocess_worker.py): three
 writers on their own users that also write facts to one shared user, a
 fourth writer on the shared user's thread that the third also writes (two
 processes, one conversation), two writers whose users a forgetter process

@@ -1,6 +1,6 @@
 """Many stateless workers on one Postgres database: nothing lost, nothing crossed, nothing back.
 
-Four worker processes (tests/postgres_worker.py) serve 50 users, opening a
+Four worker processes (tests/integration/postgres_worker.py) serve 50 users, opening a
 fresh view per request as a server does: each worker has ten users of its
 own, five users' one thread is served by all four workers at once, and five
 more users are served by all four on a thread per worker. A fifth process

@@ -175,7 +175,7 @@ def _load_served_graph(tmp_path, model: str | None) -> subprocess.CompletedProce
     import json
     from pathlib import Path
 
-    root = Path(__file__).resolve().parents[1]
+    root = Path(__file__).resolve().parents[2]
     spec = json.loads((root / "langgraph.json").read_text())
     module, _, attr = spec["graphs"]["memory_agent"].partition(":")
     code = textwrap.dedent(f"""

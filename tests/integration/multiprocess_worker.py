@@ -1,4 +1,4 @@
-"""A worker process for tests/test_multiprocess.py (run as a script, one role per process).
+"""A worker process for tests/integration/test_multiprocess.py (a script, one role per process).
 
 Roles (all on one data directory):
 

@@ -1,4 +1,4 @@
-"""A worker process for tests/test_postgres_workers.py (run as a script, one role per process).
+"""A worker for tests/integration/test_postgres_workers.py (a script, one role per process).
 
 Roles (all on one Postgres database):
 

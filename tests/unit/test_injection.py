@@ -55,7 +55,7 @@ from langchain_tiered_memory.tiers.buffer import SUMMARY_HEADER, summary_message
 from langchain_tiered_memory.write.extraction import LLMExtractor
 
 CORPUS: list[dict[str, str]] = json.loads(
-    (Path(__file__).parent / "fixtures" / "injection_corpus.json").read_text(encoding="utf-8")
+    (Path(__file__).parents[1] / "fixtures" / "injection_corpus.json").read_text(encoding="utf-8")
 )["entries"]
 SYSTEM = "You are a careful travel assistant."
 WINDOW = 4096

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-EXAMPLE = Path(__file__).resolve().parent.parent / "examples" / "react_agent_tool.py"
+EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "react_agent_tool.py"
 
 
 @pytest.mark.skipif(
