@@ -17,6 +17,13 @@ from langchain_tiered_memory.testing import StemAxisEmbeddings
 FIXTURES = Path(__file__).parent / "fixtures"
 
 
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """A test on a real PostgreSQL (it uses :func:`postgres_server`) is marked ``postgres``."""
+    for item in items:
+        if "postgres_server" in getattr(item, "fixturenames", ()):
+            item.add_marker(pytest.mark.postgres)
+
+
 @pytest.fixture(scope="session")
 def counter() -> OpenAITokenCounter:
     return OpenAITokenCounter("gpt-4o-mini")

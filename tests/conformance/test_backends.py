@@ -70,6 +70,7 @@ class TestVectorStore(BackendConformanceTests):
         )
 
 
+@pytest.mark.postgres  # its database comes from request.getfixturevalue, unseen by the marker
 class TestPostgres(BackendConformanceTests):
     def make_backend(self, request: pytest.FixtureRequest) -> Backend:
         url = request.getfixturevalue("postgres_url")  # a fresh database (skips without a server)

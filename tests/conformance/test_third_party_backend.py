@@ -108,6 +108,7 @@ def suite_size() -> int:
     return total
 
 
+@pytest.mark.slow
 @pytest.mark.subprocess
 def test_a_backend_defined_in_a_test_file_passes_the_shipped_suite(tmp_path: Path) -> None:
     project = tmp_path / "someone-elses-project"  # no conftest, no pyproject: only the package
@@ -132,6 +133,7 @@ def test_a_backend_defined_in_a_test_file_passes_the_shipped_suite(tmp_path: Pat
     assert "skipped" not in done.stdout and "failed" not in done.stdout
 
 
+@pytest.mark.slow
 @pytest.mark.subprocess
 def test_a_backend_that_breaks_the_contract_fails_the_suite(tmp_path: Path) -> None:
     # the same file, with a store whose similarity search finds nothing: the suite must

@@ -161,6 +161,7 @@ def test_filler_is_generic() -> None:
             assert user.rstrip().endswith(("?", "？")), (lang, user)
 
 
+@pytest.mark.slow
 def test_held_out_set(tmp_path: Path) -> None:
     """Our own held-out items (worded apart from the dev file) reach the goals."""
     items = load_facts(FIXTURES / "facts_heldout.json")
@@ -178,6 +179,7 @@ def test_held_out_set(tmp_path: Path) -> None:
     assert result["false_facts"] <= 0.02, result["misses"]
 
 
+@pytest.mark.slow
 def test_bench_facts_cli(tmp_path: Path) -> None:
     out = tmp_path / "facts.json"
     result = CliRunner().invoke(

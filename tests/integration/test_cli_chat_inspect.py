@@ -6,6 +6,8 @@ import json
 import subprocess
 import sys
 
+import pytest
+
 
 def run_cli(*args: str, stdin: str = "") -> str:
     result = subprocess.run(
@@ -19,6 +21,8 @@ def run_cli(*args: str, stdin: str = "") -> str:
     return result.stdout
 
 
+@pytest.mark.slow
+@pytest.mark.subprocess
 def test_chat_then_inspect_then_forget(tmp_path) -> None:
     data = str(tmp_path / "memory")
     lines = "\n".join(
@@ -88,6 +92,7 @@ def test_chat_then_inspect_then_forget(tmp_path) -> None:
     assert b"peanuts" not in raw
 
 
+@pytest.mark.subprocess
 def test_inspect_needs_an_existing_directory(tmp_path) -> None:
     result = subprocess.run(
         [

@@ -15,6 +15,7 @@ from langchain_tiered_memory.cli import plugins
 from langchain_tiered_memory.cli.app import USER_ERROR_EXIT, app
 
 
+@pytest.mark.subprocess
 def test_other_commands_never_import_the_benches() -> None:
     # a fresh interpreter: what `tiered-memory --help`, `inspect --help`... import
     script = textwrap.dedent(

@@ -2,6 +2,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
 from rich.console import Console
 from typer.testing import CliRunner
 
@@ -9,6 +10,7 @@ from langchain_tiered_memory.cli.app import app
 from langchain_tiered_memory.cli.demo import run_demo
 
 
+@pytest.mark.slow
 def test_demo_command_runs_offline_and_recalls_the_early_facts(tmp_path) -> None:
     result = CliRunner().invoke(
         app, ["demo", "--model", "none", "--data-dir", str(tmp_path / "demo")]
@@ -19,6 +21,7 @@ def test_demo_command_runs_offline_and_recalls_the_early_facts(tmp_path) -> None
     assert "all early facts reached the late prompts" in result.output
 
 
+@pytest.mark.slow
 def test_demo_facts_come_from_core_memory_and_recall(tmp_path) -> None:
     with open(Path(tmp_path) / "out.txt", "w") as sink:
         result = run_demo(console=Console(file=sink, width=120), data_dir=tmp_path / "d")

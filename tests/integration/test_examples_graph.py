@@ -8,6 +8,8 @@ from pathlib import Path
 
 import pytest
 
+pytestmark = [pytest.mark.slow, pytest.mark.subprocess]
+
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 
 

@@ -15,6 +15,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
 from langchain.agents import create_agent
 from langchain_core.embeddings import DeterministicFakeEmbedding
 from langchain_core.language_models import GenericFakeChatModel
@@ -66,6 +67,8 @@ def test_the_graphs_default_checkpoints_live_in_the_data_directory_and_are_forgo
     assert SECRET.encode() not in on_disk(data)
 
 
+@pytest.mark.slow
+@pytest.mark.subprocess
 def test_a_forget_in_another_process_reaches_the_checkpoints(tmp_path: Path) -> None:
     data = tmp_path / "data"
     with make_store(data) as store:

@@ -23,6 +23,8 @@ from typing import Any
 
 import pytest
 
+pytestmark = [pytest.mark.slow, pytest.mark.server, pytest.mark.subprocess]
+
 ROOT = Path(__file__).resolve().parents[2]
 GRAPH = "memory_agent"
 

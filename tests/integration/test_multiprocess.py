@@ -18,6 +18,10 @@ import sys
 from collections import defaultdict
 from pathlib import Path
 
+import pytest
+
+pytestmark = [pytest.mark.slow, pytest.mark.subprocess]
+
 WORKER = Path(__file__).with_name("multiprocess_worker.py")
 _spec = importlib.util.spec_from_file_location("multiprocess_worker", WORKER)
 assert _spec is not None and _spec.loader is not None

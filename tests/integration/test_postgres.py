@@ -149,6 +149,7 @@ def _data_files(postgres_url: str) -> list[Path]:
     return sorted(p for p in (base / str(oid[0])).rglob("*") if p.is_file())
 
 
+@pytest.mark.slow
 def test_vacuum_full_leaves_no_forgotten_byte_in_the_data_files(
     store: Any, postgres_url: str, dump_postgres: Any
 ) -> None:
@@ -351,6 +352,7 @@ def test_nul_characters_are_stored_as_replacement_characters(store: Any) -> None
     assert store.archive.get(["f1"])[0].text == "x\ufffdy"
 
 
+@pytest.mark.slow
 def test_the_overhead_bench_measures_postgres_beside_sqlite(
     tmp_path: Path, postgres_server: str
 ) -> None:

@@ -165,6 +165,7 @@ def run_graph(session: list[dict[str, Any]], window: int) -> CapturingModel:
     return model
 
 
+@pytest.mark.slow
 @PROPERTY
 @given(session=SESSION)
 def test_graph_never_sends_a_prompt_over_budget(session) -> None:
@@ -193,6 +194,7 @@ def run_middleware(session: list[dict[str, Any]], window: int) -> CapturingModel
     return model
 
 
+@pytest.mark.slow
 @PROPERTY
 @given(session=SESSION)
 def test_middleware_never_sends_a_prompt_over_budget(session) -> None:
@@ -247,6 +249,7 @@ def run_react(
     return model
 
 
+@pytest.mark.slow
 @PROPERTY
 @given(session=SESSION)
 def test_pre_model_hook_never_sends_a_prompt_over_budget(session) -> None:
@@ -254,6 +257,7 @@ def test_pre_model_hook_never_sends_a_prompt_over_budget(session) -> None:
     assert over_budget(model, 2048) == []
 
 
+@pytest.mark.slow
 def test_pre_model_hook_counts_the_bound_tool_schemas() -> None:
     # the case: 30 turns with two tools in a 2,048-token window (recall on, so
     # every section is in use); the big schema needs a larger system section
@@ -298,6 +302,7 @@ HISTORY_TURN = st.fixed_dictionaries(
 )
 
 
+@pytest.mark.slow
 @PROPERTY
 @given(session=st.lists(HISTORY_TURN, min_size=20, max_size=36))
 def test_chat_history_never_sends_a_prompt_over_budget(session) -> None:

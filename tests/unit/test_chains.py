@@ -255,6 +255,7 @@ async def test_lcel_async_invoke() -> None:
     assert _human_texts(model.seen[-1]) == ["hello", "again"]
 
 
+@pytest.mark.slow
 def test_budget_holds_over_a_long_session() -> None:
     """200 turns through RunnableWithMessageHistory: every prompt fits the input budget."""
     model = RecordingChatModel(
@@ -534,6 +535,8 @@ def test_failed_classic_summary_never_becomes_the_summary() -> None:
     assert "provider down" not in memory.load_memory_variables({})["history"]
 
 
+@pytest.mark.slow
+@pytest.mark.subprocess
 def test_module_imports_without_langchain_classic() -> None:
     code = (
         "import sys; sys.modules['langchain_classic'] = None\n"

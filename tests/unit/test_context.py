@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMessage
@@ -273,6 +274,7 @@ def conversations(draw: st.DrawFn) -> list[list[BaseMessage]]:
     return batches
 
 
+@pytest.mark.slow
 @settings(
     max_examples=40,
     deadline=None,

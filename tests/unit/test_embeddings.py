@@ -150,6 +150,7 @@ def test_batches() -> None:
         assert cos(single.embed_query(text), vector) > 0.9999
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("cls", CLASSES, ids=["minilm", "e5"])
 def test_disk_cache_survives_reopening(cls: type[LocalEmbeddings], tmp_path: Path) -> None:
     path = tmp_path / "sub" / "vectors.sqlite"
@@ -292,6 +293,7 @@ def test_missing_package_says_what_to_install(
         cls()
 
 
+@pytest.mark.subprocess
 def test_import_is_cheap() -> None:
     code = (
         "import sys, langchain_tiered_memory.embeddings; "

@@ -244,6 +244,7 @@ def fresh(store: MemoryStore) -> TieredMemory:
 # -- the entry points ---------------------------------------------------------------------
 
 
+@pytest.mark.slow
 @FUZZ
 @given(batch=messages())
 def test_add_messages(store: MemoryStore, batch: list[Any]) -> None:
@@ -260,6 +261,7 @@ def test_add_messages(store: MemoryStore, batch: list[Any]) -> None:
     check_healthy(store, memory.thread_id)
 
 
+@pytest.mark.slow
 @FUZZ
 @given(
     query=st.one_of(text, st.none(), st.sampled_from([42, b"bytes", ["list"]])),
@@ -288,6 +290,7 @@ numbers = st.one_of(
 )
 
 
+@pytest.mark.slow
 @FUZZ
 @given(
     subject=st.one_of(small_text, st.none()),
@@ -330,6 +333,7 @@ def test_write_fact(
     check_healthy(store, memory.thread_id)
 
 
+@pytest.mark.slow
 @FUZZ
 @given(batch=messages())
 def test_chat_history_add_messages(store: MemoryStore, batch: list[Any]) -> None:
@@ -341,6 +345,7 @@ def test_chat_history_add_messages(store: MemoryStore, batch: list[Any]) -> None
     check_healthy(store, history.memory.thread_id)
 
 
+@pytest.mark.slow
 @FUZZ
 @given(
     query=st.one_of(text, st.none(), st.just(42)),

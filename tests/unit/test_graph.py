@@ -141,6 +141,8 @@ RUN = textwrap.dedent("""
 """)
 
 
+@pytest.mark.slow
+@pytest.mark.subprocess
 def test_a_restarted_process_continues_the_thread(tmp_path) -> None:
     script = tmp_path / "run.py"
     script.write_text(RUN)
@@ -214,6 +216,8 @@ def _load_served_graph(tmp_path, model: str | None) -> subprocess.CompletedProce
     )
 
 
+@pytest.mark.slow
+@pytest.mark.subprocess
 def test_prebuilt_graph_module_imports_offline_without_keys(tmp_path) -> None:
     result = _load_served_graph(tmp_path, None)
     # no checkpointer of its own: the LangGraph server brings its persistence
@@ -222,6 +226,8 @@ def test_prebuilt_graph_module_imports_offline_without_keys(tmp_path) -> None:
     assert not (tmp_path / "home" / "checkpoints.sqlite").exists()
 
 
+@pytest.mark.slow
+@pytest.mark.subprocess
 def test_prebuilt_graph_resolves_local_and_echo_and_fails_early_on_bad_models(tmp_path) -> None:
     echo = _load_served_graph(tmp_path, "echo")
     assert "REPLY: [echo model - no LLM was called] You said: hi" in echo.stdout

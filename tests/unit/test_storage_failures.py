@@ -182,6 +182,7 @@ def test_summary_ids_cannot_collide_across_users(tmp_path: Path) -> None:
             assert all(r.user_id == user for r in summaries)
 
 
+@pytest.mark.subprocess
 def test_a_postgres_url_without_the_extra_names_the_install_command(tmp_path: Path) -> None:
     shim = tmp_path / "shim" / "psycopg"  # an environment where psycopg is not installed
     shim.mkdir(parents=True)
