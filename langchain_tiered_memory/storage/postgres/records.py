@@ -45,7 +45,6 @@ from langchain_tiered_memory.storage.codec import (
     record_to_dict,
     to_micros,
 )
-from langchain_tiered_memory.storage.postgres.access import AccessTimes
 from langchain_tiered_memory.storage.postgres.ann import (
     INDEX_BUILD_LOCK,
     SESSION_EF_SEARCH,
@@ -69,6 +68,7 @@ from langchain_tiered_memory.storage.postgres.schema import (
     vector_index_sql,
 )
 from langchain_tiered_memory.storage.sql import user_key
+from langchain_tiered_memory.storage.sql.access import AccessTimes
 from langchain_tiered_memory.storage.sql.audit import AuditLog
 from langchain_tiered_memory.storage.sql.records import (
     audit_added,
