@@ -174,7 +174,7 @@ def test_noted_access_times_are_written_in_the_background(path: Path) -> None:
     archive.add([record("ana", i) for i in range(3)])
     archive.note_access(["ana-0", "ana-1", "bob-9"], T0, user_id="ana")
     deadline = time.monotonic() + 10
-    while time.monotonic() < deadline and archive._accessed:
+    while time.monotonic() < deadline and archive.access.any_pending:
         time.sleep(0.02)
     time.sleep(0.1)
     rows = dict(archive._db.query("SELECT id, last_accessed_at FROM records"))
@@ -207,9 +207,10 @@ def test_forgetting_drops_noted_access_times(archive: SQLiteArchive) -> None:
     archive.add([record("ana", i) for i in range(3)])
     archive.note_access(["ana-0", "ana-1", "ana-2"], T0, user_id="ana")
     archive.delete(["ana-0"], user_id="ana")
-    assert set(archive._accessed) == {"ana-1", "ana-2"}
+    pending = {i for i in ("ana-0", "ana-1", "ana-2") if archive.access.pending(i)}
+    assert pending == {"ana-1", "ana-2"}
     archive.delete_user("ana")
-    assert archive._accessed == {}
+    assert not archive.access.any_pending
     archive.add([record("ana", 0)])  # the same id again: a new record, never accessed
     assert archive.get(["ana-0"])[0].last_accessed_at is None
 

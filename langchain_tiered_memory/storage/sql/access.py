@@ -113,13 +113,20 @@ class AccessTimes:
             except Exception as exc:  # noqa: BLE001 - kept and retried on the next round
                 logger.warning("writing access times failed (%r); will retry", exc)
 
-    def close(self) -> None:
-        """Stop the thread and write what is noted (idempotent)."""
+    def close(self, *, write: bool = True) -> None:
+        """Stop the thread and write what is noted (idempotent).
+
+        ``write=False`` drops what is noted instead (the database is gone).
+        """
         with self._lock:
             self._stop.set()
             thread, self._thread = self._thread, None
         if thread is not None:
             thread.join()
+        if not write:
+            with self._flush_lock, self._lock:
+                self._noted = {}
+            return
         try:
             self.flush()
         except Exception:

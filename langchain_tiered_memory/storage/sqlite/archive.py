@@ -56,6 +56,7 @@ from langchain_tiered_memory.storage.fts import (
     fts_terms,
     owner_token,
 )
+from langchain_tiered_memory.storage.sql.access import AccessTimes
 from langchain_tiered_memory.storage.sql.audit import AuditLog
 from langchain_tiered_memory.storage.sql.records import (
     audit_added,
@@ -180,8 +181,8 @@ class BaseSQLiteArchive:
     #: new connection, so more shards make connections slower to open.
     fts_shards: int = 128
     #: Access times noted by :meth:`note_access` are written by a background
-    #: thread at most about this many seconds later.
-    access_flush_seconds: float = 1.0
+    #: thread at most about this many seconds later (:attr:`access_flush_seconds`).
+    default_access_flush_seconds: float = 1.0
     #: Keyword search ranks a user's matches exactly (FTS5 ``bm25``) up to this
     #: many records; a bigger user's search is bounded (see :meth:`keyword_search`).
     keyword_exact_limit: int = 5_000
@@ -210,13 +211,8 @@ class BaseSQLiteArchive:
         self._fts_known: set[int] = set()  # shard tables known to be committed
         self._fts_created: set[int] = set()  # shard tables this process created
         self._user_sizes: dict[str, int] = {}  # records per user, counted once, kept current
-        # access times noted but not written yet: record id -> (user id, micros)
-        self._accessed: dict[str, tuple[str, int]] = {}
-        self._flushing: dict[str, tuple[str, int]] = {}
-        self._access_lock = threading.Lock()  # guards the two dicts and the thread
-        self._flush_lock = threading.Lock()  # one flush at a time
-        self._access_stop = threading.Event()
-        self._access_thread: threading.Thread | None = None
+        #: Access times noted by :meth:`note_access`, written in the background.
+        self.access = AccessTimes(self._write_access, interval=self.default_access_flush_seconds)
         # how far this process's in-process vector index has caught up with the
         # records (its own writes and other processes'): the newest row id added
         # and the newest entry of the deletion log applied
@@ -996,9 +992,7 @@ class BaseSQLiteArchive:
         when = to_micros(at or datetime.now(timezone.utc))
         ids = list(dict.fromkeys(ids))
         done = 0
-        with self._flush_lock, self._access_lock:
-            for record_id in ids:  # this later, explicit time wins over a noted one
-                self._accessed.pop(record_id, None)
+        self.access.drop(user_id or "", ids)  # this later, explicit time wins over a noted one
         with self._db.write() as conn:
             for chunk in _chunks(ids):
                 sql = f"UPDATE records SET last_accessed_at=? WHERE id IN ({_marks(len(chunk))})"
@@ -1026,72 +1020,51 @@ class BaseSQLiteArchive:
         """
         check_user(user_id)
         when = to_micros(at or datetime.now(timezone.utc))
-        with self._access_lock:
-            if self.closed or self._access_stop.is_set():
-                raise ValueError(f"the archive {self._db.where} is closed")
-            for record_id in ids:
-                self._accessed[record_id] = (user_id, when)
-            if self._access_thread is None or not self._access_thread.is_alive():  # or forked
-                self._access_thread = threading.Thread(
-                    target=self._access_loop, name="archive-access", daemon=True
-                )
-                self._access_thread.start()
+        if self.closed:
+            raise ValueError(f"the archive {self._db.where} is closed")
+        self.access.note(ids, user_id, when)
 
-    def _access_loop(self) -> None:
-        while not self._access_stop.wait(self.access_flush_seconds):
-            try:
-                self.flush_access()
-            except Exception as exc:  # noqa: BLE001 - kept and retried on the next round
-                logger.warning("writing access times failed (%r); will retry", exc)
+    @property
+    def access_flush_seconds(self) -> float:
+        """Seconds between the background writes of noted access times."""
+        return self.access.interval
+
+    @access_flush_seconds.setter
+    def access_flush_seconds(self, seconds: float) -> None:
+        self.access.interval = seconds
 
     def flush_access(self) -> int:
         """Write the access times noted by :meth:`note_access` now; returns how many rows.
 
         On failure the noted times are kept for the next attempt.
         """
-        with self._flush_lock:
-            with self._access_lock:
-                pending, self._accessed = self._accessed, {}
-                self._flushing = pending
-            if not pending:
-                return 0
-            groups: dict[tuple[str, int], list[str]] = {}
-            for record_id, (user, when) in pending.items():
-                groups.setdefault((user, when), []).append(record_id)
-            done = 0
-            try:
-                with self._db.write() as conn:
-                    for (user, when), ids in groups.items():
-                        for chunk in _chunks(ids):
-                            done += conn.execute(
-                                f"UPDATE records SET last_accessed_at=? WHERE +user_id=? AND id "
-                                f"IN ({_marks(len(chunk))})",
-                                [when, user, *chunk],
-                            ).rowcount
-            except BaseException:
-                with self._access_lock:  # keep them, unless noted again meanwhile
-                    for record_id, noted in pending.items():
-                        self._accessed.setdefault(record_id, noted)
-                raise
-            finally:
-                with self._access_lock:
-                    self._flushing = {}
-            return done
+        return self.access.flush()
+
+    def _write_access(self, rows: Sequence[tuple[str, str, int]]) -> int:
+        """Write noted ``(record id, user id, micros)`` times; only the user's own records."""
+        groups: dict[tuple[str, int], list[str]] = {}
+        for record_id, user, when in rows:
+            groups.setdefault((user, when), []).append(record_id)
+        done = 0
+        with self._db.write() as conn:
+            for (user, when), ids in groups.items():
+                for chunk in _chunks(ids):
+                    done += conn.execute(
+                        f"UPDATE records SET last_accessed_at=? WHERE +user_id=? AND id "
+                        f"IN ({_marks(len(chunk))})",
+                        [when, user, *chunk],
+                    ).rowcount
+        return done
 
     def _forget_access(self, user_id: str, ids: Iterable[str] | None = None) -> None:
         """Drop noted access times of forgotten records (all of the user's if ``ids`` is None)."""
-        with self._flush_lock, self._access_lock:
-            if ids is None:
-                self._accessed = {k: v for k, v in self._accessed.items() if v[0] != user_id}
-            else:
-                for record_id in ids:
-                    self._accessed.pop(record_id, None)
+        self.access.drop(user_id, ids)
 
     def _hydrate(self, row: Sequence[Any]) -> MemoryRecord:
         """The record of a ``records`` row, with any access time noted but not written yet."""
         record = _row_record(row)
-        if self._accessed or self._flushing:
-            noted = self._accessed.get(record.id) or self._flushing.get(record.id)
+        if self.access.any_pending:
+            noted = self.access.pending(record.id)
             if noted is not None and noted[0] == record.user_id:
                 record = replace(record, last_accessed_at=from_micros(noted[1]))
         return record
@@ -1382,7 +1355,7 @@ class BaseSQLiteArchive:
             best.setdefault(rid, score)
         found: dict[int, MemoryRecord] = {}
         where, params = flt.sql("r")
-        hydrate = self._hydrate if self._accessed or self._flushing else _row_record
+        hydrate = self._hydrate if self.access.any_pending else _row_record
         for chunk in _chunks(list(best)):
             # NOT INDEXED: look the hits up by row id; left to itself the planner walks
             # the user's whole (user_id, ...) index and reads every one of their rows
@@ -1479,16 +1452,8 @@ class BaseSQLiteArchive:
 
     def close(self) -> None:
         """Write pending access times and the vector index, close the database (idempotent)."""
-        with self._access_lock:
-            self._access_stop.set()
-            thread, self._access_thread = self._access_thread, None
-        if thread is not None:
-            thread.join()
-        if not self._db.closed:
-            try:  # before taking the database lock: a flush takes its own lock first
-                self.flush_access()
-            except Exception:
-                logger.exception("could not write the last access times of %s", self._db.where)
+        # before taking the database lock: a flush takes its own lock first
+        self.access.close(write=not self._db.closed)
         with self._db.lock:
             if self._db.closed:
                 return
