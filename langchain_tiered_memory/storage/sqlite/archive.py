@@ -29,7 +29,7 @@ import sqlite3
 import threading
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, TypeVar, cast
@@ -43,7 +43,6 @@ from langchain_tiered_memory.storage.codec import embeddings_id as codec_embeddi
 from langchain_tiered_memory.storage.codec import (
     encode_record,
     from_micros,
-    record_to_dict,
     to_micros,
 )
 from langchain_tiered_memory.storage.faiss.index import FaissIndex
@@ -59,6 +58,7 @@ from langchain_tiered_memory.storage.fts import (
 from langchain_tiered_memory.storage.sql.access import AccessTimes
 from langchain_tiered_memory.storage.sql.audit import AuditLog
 from langchain_tiered_memory.storage.sql.records import (
+    RecordReads,
     audit_added,
     check_owners,
     chunks,
@@ -147,7 +147,7 @@ def _row_record(row: Sequence[Any]) -> MemoryRecord:
 _ArchiveT = TypeVar("_ArchiveT", bound="BaseSQLiteArchive")
 
 
-class BaseSQLiteArchive:
+class BaseSQLiteArchive(RecordReads):
     """The SQLite half of an archive: records, FTS5 keyword index, audit log, forgetting.
 
     Subclasses supply the vector half as a :class:`VectorIndex`
@@ -175,6 +175,9 @@ class BaseSQLiteArchive:
 
     index: VectorIndex
     overfetch: int = 4
+    _record_columns = _R_COLS
+    _id_chunk = _CHUNK
+    _owner_is = "+r.user_id=?"  # +: see the note above _COLS
     #: Keyword-index shards of a new archive (see :func:`fts_shard`); an
     #: existing archive keeps the number it was built with. Each shard that
     #: holds records is one FTS5 table (five SQLite tables), parsed by every
@@ -925,12 +928,7 @@ class BaseSQLiteArchive:
         """
         encoded = encode_record(record)
         self._before_write()
-        current = self.get([record.id])
-        if not current:
-            raise KeyError(f"no record with id {record.id!r}; add() it first")
-        if current[0].user_id != record.user_id:
-            raise ValueError(f"record {record.id!r} belongs to another user")
-        changed = current[0].text != record.text
+        changed = self._stored_for_update(record).text != record.text
         vector = None
         if changed and self.index.needs_vectors:
             vector = self._embed_documents([record.text])[0]
@@ -1060,14 +1058,10 @@ class BaseSQLiteArchive:
         """Drop noted access times of forgotten records (all of the user's if ``ids`` is None)."""
         self.access.drop(user_id, ids)
 
-    def _hydrate(self, row: Sequence[Any]) -> MemoryRecord:
-        """The record of a ``records`` row, with any access time noted but not written yet."""
-        record = _row_record(row)
-        if self.access.any_pending:
-            noted = self.access.pending(record.id)
-            if noted is not None and noted[0] == record.user_id:
-                record = replace(record, last_accessed_at=from_micros(noted[1]))
-        return record
+    _decode = staticmethod(_row_record)
+
+    def _ids_in(self, ids: Sequence[str]) -> tuple[str, list[Any]]:
+        return f"r.id IN ({_marks(len(ids))})", list(ids)
 
     # ---- forgetting
 
@@ -1195,42 +1189,6 @@ class BaseSQLiteArchive:
         """Remove derived copies of forgotten texts (the embedding cache's; see SQLiteArchive)."""
 
     # ---- reading
-
-    def get(self, ids: Sequence[str], *, user_id: str | None = None) -> list[MemoryRecord]:
-        """The stored records with these ids, in the given order (missing ids skipped)."""
-        found: dict[str, MemoryRecord] = {}
-        for chunk in _chunks(list(dict.fromkeys(ids))):
-            sql = f"SELECT {_COLS} FROM records WHERE id IN ({_marks(len(chunk))})"
-            params: list[Any] = list(chunk)
-            if user_id is not None:
-                sql += " AND +user_id=?"  # +: see the note above _COLS
-                params.append(user_id)
-            for row in self._db.query(sql, params):
-                found[row[1]] = self._hydrate(row)
-        return [found[i] for i in ids if i in found]
-
-    def records(
-        self,
-        user_id: str,
-        *,
-        thread_id: str | None = None,
-        kinds: Iterable[RecordKind] | RecordKind | None = None,
-        since: datetime | None = None,
-        until: datetime | None = None,
-    ) -> list[MemoryRecord]:
-        """A user's records, oldest first (optionally of one thread, some kinds, a window)."""
-        flt = RecordFilter(user_id, thread_id, cast(Any, kinds), since, until)
-        where, params = flt.sql("r")
-        rows = self._db.query(
-            f"SELECT {_R_COLS} FROM records r WHERE {where} ORDER BY r.created_at, r.rid", params
-        )
-        return [self._hydrate(row) for row in rows]
-
-    def count(self, user_id: str | None = None) -> int:
-        """Number of records (of one user, or all)."""
-        if user_id is None:
-            return int(self._db.query("SELECT COUNT(*) FROM records")[0][0])
-        return int(self._db.query("SELECT COUNT(*) FROM records WHERE user_id=?", [user_id])[0][0])
 
     def keyword_search(
         self,
@@ -1430,20 +1388,6 @@ class BaseSQLiteArchive:
         return bool(warm(user_id, lambda: self._candidates(flt)))
 
     # ---- export, lifecycle
-
-    def export_user(self, user_id: str) -> dict[str, Any]:
-        """Everything stored about ``user_id``, JSON-ready: records and audit events.
-
-        Returns ``{"user_id", "exported_at", "records": [record_to_dict(...)],
-        "audit_events": [AuditEvent.to_dict()]}`` (vectors are not included).
-        """
-        check_user(user_id)
-        return {
-            "user_id": user_id,
-            "exported_at": datetime.now(timezone.utc).isoformat(),
-            "records": [record_to_dict(r) for r in self.records(user_id)],
-            "audit_events": [e.to_dict() for e in self.audit.events(user_id)],
-        }
 
     @property
     def closed(self) -> bool:
