@@ -10,6 +10,13 @@ The vector half is a :class:`~langchain_tiered_memory.storage.vectors.VectorInde
 :class:`~langchain_tiered_memory.storage.vectorstore.VectorStoreArchive` any
 LangChain ``VectorStore``.
 
+The jobs live apart, as Postgres's do: the keyword index's shards in
+:mod:`.keywords`, keeping the vector index in step with the records (the
+outbox, catch-up, rebuild) in :mod:`.outbox`, the table's columns in
+:mod:`.rows`, and what both SQL record stores share - the reads, the access
+times - in :mod:`langchain_tiered_memory.storage.sql`; this module writes,
+forgets and searches.
+
 It works alone (``SQLiteArchive(path, embeddings=...)``, what the retrieval
 benches use) or as the record store of the SQLite backend, sharing that
 backend's database so a compression or a forget commits in one transaction
@@ -23,12 +30,9 @@ import json
 import logging
 import math
 import os
-import random
-import re
 import sqlite3
 import threading
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
-from contextlib import contextmanager
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
@@ -42,13 +46,10 @@ from langchain_tiered_memory.storage.base import RecordFilter, check_user
 from langchain_tiered_memory.storage.codec import embeddings_id as codec_embeddings_id
 from langchain_tiered_memory.storage.codec import (
     encode_record,
-    from_micros,
     to_micros,
 )
 from langchain_tiered_memory.storage.faiss.index import FaissIndex
 from langchain_tiered_memory.storage.fts import (
-    FTS_SCHEME,
-    FTS_TOKENIZE,
     fts_document,
     fts_shard,
     fts_table,
@@ -61,10 +62,19 @@ from langchain_tiered_memory.storage.sql.records import (
     RecordReads,
     audit_added,
     check_owners,
-    chunks,
     query_unit_vector,
 )
 from langchain_tiered_memory.storage.sqlite.db import SQLiteDatabase, SQLiteTx
+from langchain_tiered_memory.storage.sqlite.keywords import KeywordShards
+from langchain_tiered_memory.storage.sqlite.outbox import VectorIndexSync
+from langchain_tiered_memory.storage.sqlite.rows import (
+    _CHUNK,
+    _COLS,
+    _R_COLS,
+    _chunks,
+    _marks,
+    _row_record,
+)
 from langchain_tiered_memory.storage.sqlite.schema import create_schema
 from langchain_tiered_memory.storage.vectors import (
     DenseQuery,
@@ -76,11 +86,6 @@ from langchain_tiered_memory.storage.vectors import (
 )
 from langchain_tiered_memory.tiers.turns import Turn
 
-try:  # serialises index-file writes across processes (POSIX)
-    import fcntl
-except ImportError:  # pragma: no cover - Windows
-    fcntl = None  # type: ignore[assignment]
-
 __all__ = [
     "ArchiveTurnHook",
     "BaseSQLiteArchive",
@@ -90,8 +95,6 @@ __all__ = [
 ]
 
 logger = logging.getLogger(__name__)
-
-_CHUNK = 500
 
 
 @dataclass(frozen=True)
@@ -104,50 +107,10 @@ class PreparedRecords:
     items: tuple[tuple[MemoryRecord, tuple[str, str], np.ndarray | None], ...]
 
 
-_FTS_SHARD_NAME = re.compile(r"records_fts_s(\d+)")
-
-# Statements that look records up by id also check their user with ``+user_id``:
-# the unary plus keeps SQLite's planner off the (user_id, ...) indexes, which it
-# otherwise picks and then walks every record of the user - a second per
-# statement for a user with a million records - instead of the id index.
-
-_COLS = (
-    "rid, id, user_id, thread_id, kind, text, created_at, last_accessed_at, importance, "
-    "sources, metadata"
-)
-_R_COLS = ", ".join(f"r.{c.strip()}" for c in _COLS.split(","))
-
-
-def _chunks(items: Sequence[Any], size: int = _CHUNK) -> Iterable[Sequence[Any]]:
-    return chunks(items, size)
-
-
-def _marks(n: int) -> str:
-    return ",".join("?" * n)
-
-
-def _row_record(row: Sequence[Any]) -> MemoryRecord:
-    # recall hydrates a few hundred rows per query: positional arguments (in field
-    # order, checked by the round-trip tests) and no JSON parser for empty values
-    sources, metadata = row[9], row[10]
-    return MemoryRecord(
-        row[1],  # id
-        row[2],  # user_id
-        row[3],  # thread_id
-        row[4],  # kind
-        row[5],  # text
-        from_micros(row[6]),  # created_at
-        from_micros(row[7]) if row[7] is not None else None,  # last_accessed_at
-        float(row[8]),  # importance
-        () if sources == "[]" else tuple(json.loads(sources)),
-        {} if metadata == "{}" else json.loads(metadata),
-    )
-
-
 _ArchiveT = TypeVar("_ArchiveT", bound="BaseSQLiteArchive")
 
 
-class BaseSQLiteArchive(RecordReads):
+class BaseSQLiteArchive(KeywordShards, VectorIndexSync, RecordReads):
     """The SQLite half of an archive: records, FTS5 keyword index, audit log, forgetting.
 
     Subclasses supply the vector half as a :class:`VectorIndex`
@@ -178,11 +141,6 @@ class BaseSQLiteArchive(RecordReads):
     _record_columns = _R_COLS
     _id_chunk = _CHUNK
     _owner_is = "+r.user_id=?"  # +: see the note above _COLS
-    #: Keyword-index shards of a new archive (see :func:`fts_shard`); an
-    #: existing archive keeps the number it was built with. Each shard that
-    #: holds records is one FTS5 table (five SQLite tables), parsed by every
-    #: new connection, so more shards make connections slower to open.
-    fts_shards: int = 128
     #: Access times noted by :meth:`note_access` are written by a background
     #: thread at most about this many seconds later (:attr:`access_flush_seconds`).
     default_access_flush_seconds: float = 1.0
@@ -294,370 +252,6 @@ class BaseSQLiteArchive(RecordReads):
                 stored,
                 embeddings_id,
             )
-
-    def _check_fts(self) -> None:
-        stored = self._meta("fts_shards")
-        if self._meta("fts_scheme") == FTS_SCHEME and stored is not None:
-            self._fts_count = int(stored)
-            with self._db.read() as conn:
-                self._fts_known.update(self._fts_tables(conn))
-            return
-        shards = int(self.fts_shards)
-        if shards < 1:
-            raise ValueError(f"fts_shards must be >= 1, got {shards}")
-        with self._db.write() as conn:
-            conn.execute("DROP TABLE IF EXISTS records_fts")  # the single table of older schemes
-            for shard in self._fts_tables(conn):
-                conn.execute(f"DROP TABLE {fts_table(shard)}")
-            self._fts_count = shards
-            rows = conn.execute("SELECT rid, text, user_id FROM records").fetchall()
-            by_shard: dict[int, list[tuple[int, str, str]]] = {}
-            for rid, text, user in rows:
-                by_shard.setdefault(fts_shard(user, shards), []).append(
-                    (rid, fts_document(text), owner_token(user))
-                )
-            for shard, items in sorted(by_shard.items()):
-                self._ensure_fts(conn, shard)
-                conn.executemany(
-                    f"INSERT INTO {fts_table(shard)} (rowid, text, owner) VALUES (?, ?, ?)", items
-                )
-            self._set_meta(conn, "fts_shards", str(shards))
-            self._set_meta(conn, "fts_scheme", FTS_SCHEME)
-        self._fts_known.update(by_shard)  # committed now
-        if rows:
-            logger.warning(
-                "rebuilt the keyword index of %s (%d records)", self._db.where, len(rows)
-            )
-
-    @staticmethod
-    def _fts_tables(conn: SQLiteTx) -> list[int]:
-        """The keyword shards that have a table (as seen by ``conn``)."""
-        names = conn.execute(
-            "SELECT name FROM sqlite_master WHERE type='table' AND name LIKE 'records_fts_s%'"
-        ).fetchall()
-        return sorted(int(m.group(1)) for (n,) in names if (m := _FTS_SHARD_NAME.fullmatch(n)))
-
-    def _ensure_fts(self, conn: SQLiteTx, shard: int) -> None:
-        """Create shard ``shard``'s FTS5 table if needed (inside ``conn``'s write transaction).
-
-        Shard tables are created on first use, so a small archive holds only
-        the shards its users hash to. A table is marked known once it was
-        found committed; one created by the current transaction is not (a
-        rollback would take it away again).
-        """
-        if shard in self._fts_known:
-            return
-        name = fts_table(shard)
-        found = conn.execute(
-            "SELECT 1 FROM sqlite_master WHERE type='table' AND name=?", (name,)
-        ).fetchone()
-        if found is None:
-            conn.execute(
-                f"CREATE VIRTUAL TABLE {name} USING fts5(text, owner, content='', "
-                f"tokenize='{FTS_TOKENIZE}')"
-            )
-            self._fts_created.add(shard)
-        elif shard not in self._fts_created:
-            self._fts_known.add(shard)
-
-    def _fts_ready(self, shard: int) -> bool:
-        """Whether shard ``shard``'s table exists (committed) - else nobody there has records."""
-        if shard in self._fts_known:
-            return True
-        found = self._db.query(
-            "SELECT 1 FROM sqlite_master WHERE type='table' AND name=?", [fts_table(shard)]
-        )
-        if found and shard not in self._fts_created:  # made by another process: committed
-            self._fts_known.add(shard)
-        return bool(found)
-
-    def _user_fts(self, user_id: str) -> str:
-        """The FTS5 table of ``user_id``'s shard."""
-        return fts_table(fts_shard(user_id, self._fts_count))
-
-    # ---- vector index consistency
-
-    def _entries(self, where: str = "1", params: Sequence[Any] = ()) -> list[VectorEntry]:
-        rows = self._db.query(
-            f"SELECT {_COLS}, vector FROM records WHERE {where} ORDER BY rid", params
-        )
-        dim = self._dim
-        entries = []
-        for row in rows:
-            blob = row[11]
-            vector = None
-            if blob is not None and (dim is None or len(blob) == 4 * dim):
-                vector = np.frombuffer(blob, dtype=np.float32)
-            entries.append(VectorEntry(int(row[0]), _row_record(row), vector))
-        return entries
-
-    def _open_index(self) -> None:
-        if self._outbox_pending:
-            self._replay_outbox()
-        with self._db.read() as tx:
-            expected = dict(tx.execute("SELECT rid, id FROM records").fetchall())
-            last_delete = tx.execute("SELECT max(seq) FROM deleted_vectors").fetchone()[0]
-        sample: list[VectorEntry] = []
-        if expected and self.index.needs_vectors:
-            rids = sorted(expected)
-            picks = set(rids[:4] + rids[-4:] + random.sample(rids, min(8, len(rids))))
-            sample = self._entries(f"rid IN ({_marks(len(picks))})", sorted(picks))
-        self._catch_up_index(expected)
-        reason = self.index.check(expected, sample)
-        if reason is not None:
-            logger.warning(
-                "vector index of %s does not match its records (%s); rebuilding it from the "
-                "records",
-                self._db.where,
-                reason,
-            )
-            self.rebuild_index()
-        else:
-            self._seen_rid = max(expected, default=0)
-            self._seen_delete = int(last_delete or 0)
-
-    def _catch_up_index(self, expected: Mapping[int, str]) -> None:
-        """Bring an index file that lags the records up to date without a full rebuild.
-
-        The FAISS file is written every so many adds (see
-        :attr:`FaissIndex.save_every`), so after a crash it misses the newest
-        records (and may still hold records deleted since). Their vectors are
-        in SQLite: the missing ones are added and the extra ones removed. An
-        index that differs more than that (unreadable, most ids unknown) is
-        left to :meth:`rebuild_index`, and so is one whose sampled vectors
-        then differ from the stored ones.
-        """
-        if not self.index.needs_vectors or not expected:
-            return
-        indexed = self.index.ids()
-        if not indexed:
-            return
-        missing = sorted(set(expected) - indexed)
-        extra = sorted(indexed - set(expected))
-        if (not missing and not extra) or 2 * len(extra) > len(indexed):
-            return  # in step, or mostly unknown ids: not a file that merely lags
-        entries: list[VectorEntry] = []
-        for chunk in _chunks(missing):
-            entries.extend(self._entries(f"rid IN ({_marks(len(chunk))})", chunk))
-        if any(e.vector is None for e in entries):
-            return  # some must be embedded again: a rebuild does that
-        self.index.delete([VectorKey(rid, "") for rid in extra])
-        self.index.add(entries)
-        self.index.flush(force=True)
-        logger.info(
-            "vector index of %s caught up with its records: %d added, %d removed",
-            self._db.where,
-            len(entries),
-            len(extra),
-        )
-
-    def rebuild_index(self) -> None:
-        """Rebuild the vector index from the records in SQLite.
-
-        Vectors stored in SQLite are reused; records without one (or with a
-        vector of the wrong size) are embedded again.
-        """
-        with self._db.lock, self._sync_lock:
-            with self._db.read() as tx:
-                last_delete = tx.execute("SELECT max(seq) FROM deleted_vectors").fetchone()[0]
-            entries = self._entries()
-            if self.index.needs_vectors:
-                missing = [i for i, e in enumerate(entries) if e.vector is None]
-                if missing:
-                    vectors = self._embed_documents([entries[i].record.text for i in missing])
-                    with self._db.write() as conn:
-                        for i, vector in zip(missing, vectors, strict=True):
-                            conn.execute(
-                                "UPDATE records SET vector=? WHERE rid=?",
-                                (vector.tobytes(), entries[i].rowid),
-                            )
-                            entries[i] = VectorEntry(entries[i].rowid, entries[i].record, vector)
-                        if self._dim is None:
-                            self._set_meta(conn, "dim", str(vectors.shape[1]))
-                    self._dim = self._dim or int(vectors.shape[1])
-            if self.index.needs_outbox:
-                stale = self._db.query("SELECT rid, record_id FROM vector_outbox WHERE op='delete'")
-                self.index.delete([VectorKey(int(r), str(i)) for r, i in stale])
-            self.index.rebuild(entries)
-            self.index.flush(force=True)
-            if self.index.needs_outbox:
-                with self._db.write() as conn:
-                    conn.execute("DELETE FROM vector_outbox")
-                self._outbox_pending = False
-            self._seen_rid = max((e.rowid for e in entries), default=0)
-            self._seen_delete = int(last_delete or 0)
-            self._index_broken = False
-            logger.info("rebuilt the vector index of %s (%d records)", self._db.where, len(entries))
-
-    def _replay_outbox(self) -> None:
-        """Apply index writes that SQLite committed but the index did not confirm."""
-        with self._db.lock:
-            rows = self._db.query("SELECT rid, record_id, op FROM vector_outbox ORDER BY rid")
-            deletes = [VectorKey(int(r), str(i)) for r, i, op in rows if op == "delete"]
-            adds = [int(r) for r, _i, op in rows if op == "add"]
-            if deletes:
-                self.index.delete(deletes)
-            for chunk in _chunks(adds):
-                entries = self._entries(f"rid IN ({_marks(len(chunk))})", chunk)
-                self.index.add(entries)
-            self.index.flush()
-            with self._db.write() as conn:
-                conn.execute("DELETE FROM vector_outbox")
-            self._outbox_pending = False
-            if rows:
-                logger.info("replayed %d pending vector index writes", len(rows))
-
-    def _before_write(self) -> None:
-        if self._index_broken:
-            self.rebuild_index()
-        elif self._outbox_pending:
-            try:
-                self._replay_outbox()
-            except Exception as exc:
-                logger.error(
-                    "replaying the vector outbox failed (%r); will retry", exc, exc_info=True
-                )
-
-    def sync_index(self) -> None:
-        """Catch this process's vector index up with the records (any process's writes).
-
-        An in-process index (FAISS) is one process's copy: before each dense
-        search, and before the index file is written, it takes the records
-        added since it last looked (their vectors are in SQLite: nothing is
-        embedded) and drops the ones deleted since (from the ``deleted_vectors``
-        log). One small query when nothing changed. Indexes kept outside the
-        process (a vector store) need no catching up.
-        """
-        index = self.index
-        if not getattr(index, "in_process", False):
-            return
-        with self._sync_lock:
-            with self._db.read() as tx:
-                newest_rid, newest_delete, pruned = tx.execute(
-                    "SELECT (SELECT max(rid) FROM records), (SELECT max(seq) FROM "
-                    "deleted_vectors), (SELECT value FROM meta WHERE key='vectors_pruned_through')"
-                ).fetchone()
-                newest_rid, newest_delete = int(newest_rid or 0), int(newest_delete or 0)
-                if self._seen_delete < int(pruned or 0):
-                    stale = True  # missed deletions that the log no longer holds
-                else:
-                    stale = False
-                    deleted = (
-                        tx.execute(
-                            "SELECT seq, rid FROM deleted_vectors WHERE seq>? ORDER BY seq",
-                            (self._seen_delete,),
-                        ).fetchall()
-                        if newest_delete > self._seen_delete
-                        else []
-                    )
-                    added = (
-                        tx.execute(
-                            "SELECT rid, user_id, vector FROM records WHERE rid>? ORDER BY rid",
-                            (self._seen_rid,),
-                        ).fetchall()
-                        if newest_rid > self._seen_rid
-                        else []
-                    )
-            if stale:
-                self._index_broken = True
-            else:
-                if deleted:
-                    index.delete([VectorKey(int(rid), "") for _seq, rid in deleted])
-                    self._seen_delete = int(deleted[-1][0])
-                if added:
-                    dim = self._dim
-                    usable = [
-                        r
-                        for r in added
-                        if r[2] is not None and (dim is None or len(r[2]) == 4 * dim)
-                    ]
-                    if len(usable) < len(added):
-                        self._index_broken = True  # records without a vector: embed them again
-                    if usable:
-                        cast(Any, index).add_vectors(
-                            np.fromiter((int(r[0]) for r in usable), np.int64, len(usable)),
-                            [str(r[1]) for r in usable],
-                            np.stack([np.frombuffer(r[2], dtype=np.float32) for r in usable]),
-                        )
-                    self._seen_rid = int(added[-1][0])
-        if self._index_broken:
-            self.rebuild_index()
-
-    def _write_index(self, *, force: bool = False) -> None:
-        """Catch the index up and write its file (under a file lock shared by processes)."""
-        with self._index_file_lock():
-            self.sync_index()
-            self.index.flush(force=force)
-
-    @contextmanager
-    def _index_file_lock(self) -> Iterator[None]:
-        """Serialise index-file writes across processes: each writes its state after
-        catching up, so no process can write back vectors another has deleted."""
-        if self.path is None or fcntl is None or not getattr(self.index, "in_process", False):
-            yield
-            return
-        lock_path = self.path.with_name(self.path.name + ".lock")
-        with open(lock_path, "a+b") as handle:
-            fcntl.flock(handle.fileno(), fcntl.LOCK_EX)
-            try:
-                yield
-            finally:
-                fcntl.flock(handle.fileno(), fcntl.LOCK_UN)
-
-    def _after_commit(
-        self,
-        rowids: Sequence[int],
-        users: Iterable[str],
-        action: Callable[[], None],
-        *,
-        force: bool = False,
-    ) -> None:
-        """Update the vector index after a SQLite commit; keep the two consistent on failure.
-
-        An in-process index catches up from SQLite (:meth:`sync_index`), the same
-        way it takes other processes' writes; another index gets ``action``
-        (its outbox entries are cleared once it succeeded).
-        """
-        if getattr(self.index, "in_process", False):
-            try:
-                self._write_index(force=force)
-            except Exception as exc:
-                self._index_broken = True
-                logger.error("vector index update failed after commit (%r); will repair", exc)
-                raise
-            return
-        self._apply_to_index(rowids, users, action)
-
-    def _apply_to_index(
-        self, rowids: Sequence[int], users: Iterable[str], action: Callable[[], None]
-    ) -> None:
-        """Run an index update after a SQLite commit; keep the two consistent on failure."""
-        try:
-            action()
-        except Exception as exc:
-            if self.index.needs_outbox:
-                self._outbox_pending = True
-            else:
-                self._index_broken = True
-            logger.error("vector index update failed after commit (%r); will repair", exc)
-            try:
-                with self._db.write() as conn:
-                    for user in sorted(set(users)):
-                        self.audit.insert(
-                            conn,
-                            "error",
-                            user_id=user,
-                            payload={"op": "vector_index", "error": type(exc).__name__},
-                        )
-            except Exception:  # pragma: no cover - best effort
-                logger.exception("could not record the error event")
-            raise
-        if self.index.needs_outbox and rowids:
-            with self._db.write() as conn:
-                for chunk in _chunks(list(rowids)):
-                    conn.execute(
-                        f"DELETE FROM vector_outbox WHERE rid IN ({_marks(len(chunk))})", chunk
-                    )
 
     # ---- writing
 
