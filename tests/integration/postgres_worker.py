@@ -5,9 +5,10 @@ Roles (all on one Postgres database):
 * ``serve URL WORKER ROUNDS USER:THREAD ...`` - a stateless worker: for each
   round, for each of its users, opens the user's thread (a fresh view, as a
   server does per request), adds one exchange, every third round writes a
-  fact, and recalls. Prints ``ack turn USER WORKER N <time>`` /
-  ``ack fact USER SUBJECT <time>`` after each call returns, and
-  ``cross USER RECORD_ID`` for any recalled record that is not the user's.
+  fact, and recalls. Prints ``ack turn USER WORKER N <started> <returned>`` /
+  ``ack fact USER SUBJECT <started> <returned>`` after each call returns (the
+  times the call started and returned), and ``cross USER RECORD_ID`` for any
+  recalled record that is not the user's.
 * ``forget URL ROUNDS USER ...`` - once every user has a thread, forgets each
   user ROUNDS times, printing ``forget USER <start> <end>`` around each call.
 
@@ -44,17 +45,19 @@ def serve(url: str, worker: str, rounds: int, targets: list[tuple[str, str]]) ->
         for n in range(rounds):
             for user, thread in targets:
                 memory = store.memory(user, thread, context_window=1024)
+                started = time.time()  # the add starts (a view opened before a forget adds too)
                 memory.add_messages(
                     [
                         HumanMessage(f"{user}/{worker}/{n} tells about trains and lamps"),
                         AIMessage(f"noted for {user} by {worker}"),
                     ]
                 )
-                say("ack", "turn", user, worker, n, time.time())
+                say("ack", "turn", user, worker, n, started, time.time())
                 if n % 3 == 0:
                     subject = f"{worker}-fact{n}"
+                    started = time.time()
                     memory.write_fact(CoreFact.new(subject, f"value {user} {worker} {n}"))
-                    say("ack", "fact", user, subject, time.time())
+                    say("ack", "fact", user, subject, started, time.time())
                 if rng.random() < 0.3:
                     hits = memory.recall(f"{user} trains {rng.randrange(n + 1)}")
                     found = store.archive.get([h.record_id for h in hits])  # any user's

@@ -12,6 +12,12 @@ while they are being served. Afterwards, from a new process's view:
   and every user's keyword and dense search return only their own);
 * 0 resurrected text: nothing a forgotten user said before their last
   forget began is in any row of any table; everything after it ended is kept.
+
+"Before" and "after" are by the worker's clock around each call: a turn is
+before a forget when its add *returned* before the forget started (it was
+committed, and must be gone), after it when its add *started* after the
+forget returned (it must be kept, exactly once). An add that overlaps the
+forget may land on either side - but whole, and at most once.
 """
 
 from __future__ import annotations
@@ -23,7 +29,11 @@ from collections import defaultdict
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from langchain_tiered_memory.store import MemoryStore
+
+pytestmark = [pytest.mark.slow, pytest.mark.subprocess]
 
 WORKER = Path(__file__).with_name("postgres_worker.py")
 _spec = importlib.util.spec_from_file_location(
@@ -72,13 +82,14 @@ def test_four_workers_fifty_users_one_forgetter(postgres_url: str, dump_postgres
     lines = [row for process in workers.values() for row in finish(process)]
     forgets = finish(forgetter)
 
-    turns: dict[str, list[tuple[str, int, float]]] = defaultdict(list)
-    facts: dict[str, list[tuple[str, float]]] = defaultdict(list)
+    # (worker, n, started, returned) and (subject, started, returned), by user
+    turns: dict[str, list[tuple[str, int, float, float]]] = defaultdict(list)
+    facts: dict[str, list[tuple[str, float, float]]] = defaultdict(list)
     for row in lines:
         if row[:2] == ["ack", "turn"]:
-            turns[row[2]].append((row[3], int(row[4]), float(row[5])))
+            turns[row[2]].append((row[3], int(row[4]), float(row[5]), float(row[6])))
         elif row[:2] == ["ack", "fact"]:
-            facts[row[2]].append((row[3], float(row[4])))
+            facts[row[2]].append((row[3], float(row[4]), float(row[5])))
     assert not [row for row in lines if row[0] == "cross"]  # 0 cross-user recall results
     recalled = [int(row[2]) for row in lines if row[0] == "recall"]
     assert len(recalled) > 100 and sum(1 for r in recalled if r) > 20  # recalls found records
@@ -93,23 +104,25 @@ def test_four_workers_fifty_users_one_forgetter(postgres_url: str, dump_postgres
             stored = {f.subject for f in store.core(user).history()}
             if user in FORGOTTEN:
                 start, end = last_forget[user]
-                before = [t for t in turns[user] if t[2] < start]
-                after = [t for t in turns[user] if t[2] > end]
+                before = [t for t in turns[user] if t[3] < start]  # returned before it began
+                after = [t for t in turns[user] if t[2] > end]  # started after it returned
                 assert before, user
-                for worker, n, _ in before:  # 0 resurrected, in the API and in every row
+                for worker, n, _, _ in before:  # 0 resurrected, in the API and in every row
                     assert f"{user}/{worker}/{n} tells" not in text, (user, worker, n)
                     assert f"{user}/{worker}/{n} tells".encode() not in rows, (user, worker, n)
-                for worker, n, _ in after:
+                for worker, n, _, _ in after:
                     assert text.count(f"{user}/{worker}/{n} tells") == 1, (user, worker, n)
-                for subject, at in facts[user]:
-                    if at < start:
+                for worker, n, _, _ in turns[user]:  # overlapping ones: either side, once
+                    assert text.count(f"{user}/{worker}/{n} tells") <= 1, (user, worker, n)
+                for subject, started, returned in facts[user]:
+                    if returned < start:
                         assert subject not in stored, (user, subject)
-                    elif at > end:
+                    elif started > end:
                         assert subject in stored, (user, subject)
                 continue
-            for worker, n, _ in turns[user]:  # 0 lost, none stored twice
+            for worker, n, _, _ in turns[user]:  # 0 lost, none stored twice
                 assert text.count(f"{user}/{worker}/{n} tells") == 1, (user, worker, n)
-            acked = {subject for subject, _ in facts[user]}
+            acked = {subject for subject, _, _ in facts[user]}
             assert acked and acked <= stored, (user, sorted(acked - stored)[:5])
             if user in ONE_THREAD:  # four workers' turns on one thread were compressed
                 assert store.archive.count(user) > 0
