@@ -16,10 +16,12 @@ public data sets, are in ``benchmarks/README.md`` (section "Data").
 
 from __future__ import annotations
 
+import logging
 from pathlib import Path
 from typing import Annotated, Any, cast
 
 import typer
+from rich.markup import escape
 from rich.table import Table
 
 from langchain_tiered_memory.cli.app import (
@@ -29,6 +31,7 @@ from langchain_tiered_memory.cli.app import (
     console,
     write_json,
 )
+from tiered_memory_bench.interrupt import BenchInterrupted
 
 app = typer.Typer(
     help="Benchmarks: each prints a table and writes JSON.",
@@ -77,6 +80,27 @@ def int_list(text: str, option: str, *, minimum: int, example: str) -> list[int]
         kind = "positive integers" if minimum == 1 else f"integers >= {minimum}"
         raise typer.BadParameter(f"give {kind}, e.g. {example}", param_hint=option)
     return values
+
+
+def _progress_line(status: Any, message: str) -> None:
+    """A long bench's progress: the spinner's text, and a log line (``-v`` shows it)."""
+    status.update(escape(message))
+    logging.getLogger("tiered_memory_bench").info("%s", message)
+
+
+def finish_interrupted(partial: dict[str, Any], out: Path | None, key: str = "sizes") -> None:
+    """After Ctrl-C in a bench: say what finished, write it (``"interrupted": true``), exit 130."""
+    done = [f"{part} {name}" for part in (key, "single_user") for name in partial.get(part, {})]
+    postgres = partial.get("postgres") or {}
+    done += [
+        f"postgres {part} {name}"
+        for part in ("sizes", "single_user")
+        for name in postgres.get(part, {})
+    ]
+    finished = ", ".join(done) if done else "nothing"
+    console.print(f"interrupted: finished {escape(finished)}")
+    write_json(partial, out)
+    raise typer.Exit(130)
 
 
 def print_table(title: str, rows: dict[str, Any]) -> None:
@@ -204,7 +228,7 @@ def bench_tokens(
         _print_peers(result["peers"])
     if plot is not None:
         plot_tokens(result, str(plot))
-        console.print(f"plotted {plot}")
+        console.print(f"plotted {escape(str(plot))}")
         for conv in result["per_conversation"]:
             conv.pop("prompt_tokens", None)
             conv.pop("full_history_tokens", None)
@@ -281,18 +305,21 @@ def bench_overhead(
     levels = [int(x) for x in concurrency.split(",") if x.strip()]
     url = str(_location(Path(), store)) if store is not None else None
     with tempfile.TemporaryDirectory() as scratch, console.status("building archives") as status:
-        result = run_overhead_bench(
-            sizes,
-            workdir=workdir or scratch,
-            records_per_user=records_per_user,
-            layouts=chosen,
-            queries=queries,
-            query_embedder=default_embeddings(),
-            postgres_url=url,
-            concurrency=levels,
-            concurrency_seconds=concurrency_seconds,
-            on_progress=lambda m: status.update(m),
-        )
+        try:
+            result = run_overhead_bench(
+                sizes,
+                workdir=workdir or scratch,
+                records_per_user=records_per_user,
+                layouts=chosen,
+                queries=queries,
+                query_embedder=default_embeddings(),
+                postgres_url=url,
+                concurrency=levels,
+                concurrency_seconds=concurrency_seconds,
+                on_progress=lambda m: _progress_line(status, m),
+            )
+        except BenchInterrupted as stopped:
+            finish_interrupted(stopped.partial, out)
     backends = [("SQLite", result)] + ([("Postgres", result["postgres"])] if url else [])
     for key, title in (
         ("sizes", f"archive overhead, {records_per_user:,} records per user"),
@@ -369,13 +396,16 @@ def bench_writes(
     if samples < 1:
         raise typer.BadParameter("must be >= 1", param_hint="--samples")
     with console.status("running") as status:
-        result = run_writes_bench(
-            sizes,
-            samples=samples,
-            model=model,
-            context_window=context_window,
-            on_progress=lambda m: status.update(m),
-        )
+        try:
+            result = run_writes_bench(
+                sizes,
+                samples=samples,
+                model=model,
+                context_window=context_window,
+                on_progress=lambda m: _progress_line(status, m),
+            )
+        except BenchInterrupted as stopped:
+            finish_interrupted(stopped.partial, out)
     console.print(writes_table(result))
     console.print(
         f"p50 at {sizes[-1]:,} turns / p50 at {sizes[0]:,}: {result['p50_ratio_last_to_first']}"
@@ -418,15 +448,18 @@ def bench_concurrency(
 
         embeddings = default_embeddings(embedder)
     with console.status("running") as status:
-        result = run_concurrency_bench(
-            levels,
-            turns_per_user=turns,
-            seed_records=seed_records,
-            data_dir=data_dir,
-            embeddings=embeddings,
-            embedder_name=embedder,
-            on_progress=lambda m: status.update(m),
-        )
+        try:
+            result = run_concurrency_bench(
+                levels,
+                turns_per_user=turns,
+                seed_records=seed_records,
+                data_dir=data_dir,
+                embeddings=embeddings,
+                embedder_name=embedder,
+                on_progress=lambda m: _progress_line(status, m),
+            )
+        except BenchInterrupted as stopped:
+            finish_interrupted(stopped.partial, out, key="levels")
     console.print(concurrency_table(result))
     write_json(result, out)
     if any(r["foreign_hits"] or r["lost_turns"] for r in result["levels"].values()):
@@ -520,7 +553,7 @@ def bench_facts(
     console.print(table)
     for miss in result["misses"]:
         console.print(
-            f"[bold]{miss['id']}[/bold] ({miss['kind']}, {miss['lang']}) "
+            f"[bold]{escape(str(miss['id']))}[/bold] ({miss['kind']}, {miss['lang']}) "
             f"missing in core {miss['missing_in_core']}, in prompt {miss['missing_in_context']}"
             + (f", stale {miss['stale_as_current']}" if miss["stale_as_current"] else "")
             + (f", false {miss['false_facts']}" if miss["false_facts"] else ""),
@@ -562,7 +595,7 @@ def bench_retrieval(
 ) -> None:
     """Archive every turn, recall for every question; report recall@k, NDCG, token budgets.
 
-    With ``--dataset longmemeval`` memory is reset per question, sessions and
+    With --dataset longmemeval memory is reset per question, sessions and
     turns are ranked, and the peers (FAISS retriever, LangGraph InMemoryStore,
     BM25) run beside ours on the same records and embedder.
     """

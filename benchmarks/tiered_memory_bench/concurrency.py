@@ -51,6 +51,7 @@ from rich.table import Table
 from langchain_tiered_memory.budget.context import RecalledMemory
 from langchain_tiered_memory.records import MemoryRecord
 from langchain_tiered_memory.store import MemoryStore
+from tiered_memory_bench.interrupt import keep_partial
 from tiered_memory_bench.overhead import HashEmbeddings
 
 __all__ = ["concurrency_table", "run_concurrency_bench"]
@@ -266,7 +267,7 @@ def run_concurrency_bench(
         "cpu_cores": os.cpu_count(),
         "levels": {},
     }
-    with tempfile.TemporaryDirectory(prefix="tiered-concurrency-") as scratch:
+    with keep_partial(result), tempfile.TemporaryDirectory(prefix="tiered-concurrency-") as scratch:
         root = Path(data_dir) if data_dir is not None else Path(scratch)
         # untimed warm-up (imports, tokenizer and index set-up), so level 1 is not charged
         _level(

@@ -73,6 +73,9 @@ RETRIED = (
     "forget_user",
     "forget_thread",
     "export_user",
+    "expired_users",
+    "forget_expired",
+    "idle_threads",
 )
 
 

@@ -62,7 +62,10 @@ from langchain_tiered_memory.storage.sql.records import (
     RecordReads,
     audit_added,
     check_owners,
+    live_hits,
     query_unit_vector,
+    same_embedder,
+    wrong_embedder,
 )
 from langchain_tiered_memory.storage.sqlite.db import SQLiteDatabase, SQLiteTx
 from langchain_tiered_memory.storage.sqlite.keywords import KeywordShards
@@ -238,20 +241,23 @@ class BaseSQLiteArchive(KeywordShards, VectorIndexSync, RecordReads):
         )
 
     def _check_embeddings_id(self, embeddings_id: str | None) -> None:
+        """Refuse embeddings other than the ones the stored vectors came from (an
+        archive without vectors takes the new ones), before anything is written."""
         if embeddings_id is None:
             return
         stored = self._meta("embeddings")
-        if stored is None:
-            with self._db.write() as conn:
-                self._set_meta(conn, "embeddings", embeddings_id)
-        elif stored != embeddings_id:
-            logger.warning(
-                "%s was built with embeddings %s, now opened with %s; dense search compares "
-                "vectors of different models unless you call rebuild_index()",
-                self._db.where,
-                stored,
-                embeddings_id,
-            )
+        if stored is not None and same_embedder(stored, embeddings_id):
+            return
+        if stored is not None and self._db.query(
+            "SELECT 1 FROM records WHERE vector IS NOT NULL LIMIT 1"
+        ):
+            raise wrong_embedder(self._db.where, stored, embeddings_id)
+        with self._db.write() as conn:
+            self._set_meta(conn, "embeddings", embeddings_id)
+            if stored is not None:  # no vectors were kept: the new model's size goes
+                conn.execute("DELETE FROM meta WHERE key='dim'")
+        if stored is not None:
+            self._dim = None
 
     # ---- writing
 
@@ -272,8 +278,8 @@ class BaseSQLiteArchive(KeywordShards, VectorIndexSync, RecordReads):
     ) -> int:
         rid = conn.insert(
             "INSERT INTO records (id, user_id, thread_id, kind, text, created_at, "
-            "last_accessed_at, importance, sources, metadata, vector) VALUES "
-            "(?,?,?,?,?,?,?,?,?,?,?)",
+            "last_accessed_at, importance, sources, metadata, vector, expires_at) VALUES "
+            "(?,?,?,?,?,?,?,?,?,?,?,?)",
             (
                 record.id,
                 record.user_id,
@@ -286,6 +292,7 @@ class BaseSQLiteArchive(KeywordShards, VectorIndexSync, RecordReads):
                 encoded[0],
                 encoded[1],
                 vector.tobytes() if vector is not None else None,
+                to_micros(record.expires_at) if record.expires_at else None,
             ),
         )
         shard = fts_shard(record.user_id, self._fts_count)
@@ -543,7 +550,8 @@ class BaseSQLiteArchive(KeywordShards, VectorIndexSync, RecordReads):
                     rid = int(row[0])
                     conn.execute(
                         "UPDATE records SET thread_id=?, kind=?, created_at=?, "
-                        "last_accessed_at=?, importance=?, sources=?, metadata=? WHERE rid=?",
+                        "last_accessed_at=?, importance=?, sources=?, metadata=?, expires_at=? "
+                        "WHERE rid=?",
                         (
                             record.thread_id,
                             record.kind,
@@ -552,6 +560,7 @@ class BaseSQLiteArchive(KeywordShards, VectorIndexSync, RecordReads):
                             float(record.importance),
                             encoded[0],
                             encoded[1],
+                            to_micros(record.expires_at) if record.expires_at else None,
                             rid,
                         ),
                     )
@@ -917,7 +926,7 @@ class BaseSQLiteArchive(KeywordShards, VectorIndexSync, RecordReads):
                 [*chunk, *params],
             )
             found.update((int(row[0]), hydrate(row)) for row in rows)
-        return [(found[rid], score) for rid, score in best.items() if rid in found]
+        return live_hits((found[rid], score) for rid, score in best.items() if rid in found)
 
     def dense_search(
         self,
@@ -982,6 +991,18 @@ class BaseSQLiteArchive(KeywordShards, VectorIndexSync, RecordReads):
         return bool(warm(user_id, lambda: self._candidates(flt)))
 
     # ---- export, lifecycle
+
+    def flush(self) -> None:
+        """Write pending access times and the vector index file now (the archive stays open).
+
+        What a server calls when it is told to stop: the next open finds the
+        index file complete instead of rebuilding it.
+        """
+        if self.closed:
+            return
+        self.flush_access()
+        with self._db.lock:
+            self._write_index(force=True)
 
     @property
     def closed(self) -> bool:

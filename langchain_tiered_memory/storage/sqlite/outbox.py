@@ -88,7 +88,7 @@ class VectorIndexSync:
         dim = self._dim
         entries = []
         for row in rows:
-            blob = row[11]
+            blob = row[12]
             vector = None
             if blob is not None and (dim is None or len(blob) == 4 * dim):
                 vector = np.frombuffer(blob, dtype=np.float32)

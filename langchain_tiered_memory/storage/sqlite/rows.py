@@ -2,7 +2,7 @@
 
 Example:
     >>> row = (1, "r1", "ana", "t1", "fact", "likes tea", 1_700_000_000_000_000, None, 5.0,
-    ...        "[]", "{}")
+    ...        "[]", "{}", None)
     >>> _row_record(row).text, _marks(3)
     ('likes tea', '?,?,?')
 """
@@ -29,7 +29,7 @@ _CHUNK = 500
 
 _COLS = (
     "rid, id, user_id, thread_id, kind, text, created_at, last_accessed_at, importance, "
-    "sources, metadata"
+    "sources, metadata, expires_at"
 )
 _R_COLS = ", ".join(f"r.{c.strip()}" for c in _COLS.split(","))
 
@@ -57,4 +57,5 @@ def _row_record(row: Sequence[Any]) -> MemoryRecord:
         float(row[8]),  # importance
         () if sources == "[]" else tuple(json.loads(sources)),
         {} if metadata == "{}" else json.loads(metadata),
+        from_micros(row[11]) if row[11] is not None else None,  # expires_at
     )

@@ -10,9 +10,10 @@ declares), and run pytest. It needs ``pytest``; it uses only the public API.
 The tests, by module: :mod:`.records` (the archive: isolation, filters,
 idempotency, updates, deletes), :mod:`.threads` (the turn log: views,
 idempotent adds, compression by compare-and-set, reopen), :mod:`.facts` (core
-facts: many writers, conditional writes, history) and :mod:`.forget`
+facts: many writers, conditional writes, history), :mod:`.forget`
 (forgetting: total, durable, honoured by every open view, checked byte by
-byte with :attr:`Capability.FILES`).
+byte with :attr:`Capability.FILES`) and :mod:`.expiry` (nothing expired is
+read; the sweep deletes it as a forget does).
 
 Example (a test file)::
 
@@ -51,7 +52,7 @@ except ImportError as exc:  # pragma: no cover - pytest is what runs the suite
     ) from exc
 
 from langchain_tiered_memory.store import MemoryStore
-from langchain_tiered_memory.testing.conformance import facts, forget, records, threads
+from langchain_tiered_memory.testing.conformance import expiry, facts, forget, records, threads
 from langchain_tiered_memory.testing.conformance.backend import (
     STEMS,
     Backend,
@@ -74,7 +75,7 @@ __all__ = [
 ]
 
 #: The modules whose ``test_*`` functions make the suite, in report order.
-SPEC_MODULES: tuple[ModuleType, ...] = (records, threads, facts, forget)
+SPEC_MODULES: tuple[ModuleType, ...] = (records, threads, facts, forget, expiry)
 
 
 def spec_tests() -> dict[str, Callable[..., Any]]:
