@@ -47,9 +47,10 @@ from langgraph.graph import END, START, MessagesState, StateGraph
 from typing_extensions import NotRequired
 
 from langchain_tiered_memory.budget.context import ContextWindow, RecalledMemory
+from langchain_tiered_memory.budget.tokens import memory_model_for
 from langchain_tiered_memory.integrations.resolver import MemoryResolver
 from langchain_tiered_memory.memory import TieredMemory
-from langchain_tiered_memory.models import memory_model_for, require_chat_model, resolve_chat_model
+from langchain_tiered_memory.models import require_chat_model, resolve_chat_model
 from langchain_tiered_memory.recall.gate import should_recall
 from langchain_tiered_memory.storage.postgres.db import is_postgres_url
 from langchain_tiered_memory.store import MemoryStore

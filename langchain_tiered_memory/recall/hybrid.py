@@ -71,7 +71,7 @@ fitted rather than set (0.753 / 0.811 with the hand-set signals alone) and
 the rest from the neighbours' scores over a window, the keyword score of the
 previous turn, and traits of the text matched to the kind of question
 (*when* / a time word, *how many* / a number). Measured and left out there
-(``benchmarks/recall_levers.py``): session digests (extractive summaries
+(``python -m tiered_memory_bench.recall_levers``): session digests (extractive summaries
 ranked beside the turns, as a session signal or expanded into their turns),
 session-diverse packing, wider candidate nets, entity-overlap and
 two-speaker features, and a small neural network (0.81 in-sample, 0.70
@@ -102,7 +102,6 @@ from typing import Any, Literal, Protocol
 import numpy as np
 from langchain_core.embeddings import Embeddings
 
-from langchain_tiered_memory.budget.context import RecalledMemory
 from langchain_tiered_memory.recall.dedupe import dedupe_key, merge_near_duplicates
 from langchain_tiered_memory.recall.ranker import (
     FEATURES,
@@ -123,6 +122,7 @@ from langchain_tiered_memory.recall.signals import (
 )
 from langchain_tiered_memory.recall.time_expressions import TimeWindow, query_window, time_match
 from langchain_tiered_memory.records import MemoryRecord, RecordKind, ScoredRecord, utcnow
+from langchain_tiered_memory.values import RecalledMemory
 
 logger = logging.getLogger(__name__)
 

@@ -13,7 +13,7 @@ The weights shipped in the package (``_data/ranker.json``, read by
 :func:`default_ranker`) were fitted with a listwise softmax loss on the
 LoCoMo dev conversations and the LongMemEval dev questions together, and
 validated leave-one-conversation-out (and leave-questions-out for
-LongMemEval); ``benchmarks/train_ranker.py`` reproduces the file and the
+LongMemEval); ``python -m tiered_memory_bench.train_ranker`` reproduces the file and the
 cross-validated figures it records. Recency and importance are not
 learned (the benchmarks ask about the whole history, so they could only
 teach the model to ignore them): :class:`~.hybrid.RecallWeights` adds them
@@ -369,7 +369,7 @@ class LinearRanker:
             extra = sorted(set(features) - set(FEATURES))
             raise RankerFileError(
                 f"the ranker's features are not this library's: missing {missing}, "
-                f"unknown {extra} (retrain it with benchmarks/train_ranker.py)"
+                f"unknown {extra} (retrain it with python -m tiered_memory_bench.train_ranker)"
             )
         info = {
             k: v
@@ -389,7 +389,7 @@ class LinearRanker:
 
     @classmethod
     def load(cls, path: str | Path) -> LinearRanker:
-        """Read a ranker file (JSON, as written by ``benchmarks/train_ranker.py``).
+        """Read a ranker file (JSON, as written by ``python -m tiered_memory_bench.train_ranker``).
 
         Raises:
             RankerFileError: the file is missing, not JSON, or not a usable ranker.
