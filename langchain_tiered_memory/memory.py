@@ -437,8 +437,9 @@ class TieredMemory:
                 file); nothing is stored in that case.
 
         Note:
-            Lone UTF-16 surrogates (which UTF-8 cannot encode) are replaced by
-            U+FFFD in the text that is stored. A tool call still without its
+            Lone UTF-16 surrogates (which UTF-8 cannot encode) and NUL
+            characters (which Postgres text cannot hold) are replaced by
+            U+FFFD in the text that is stored, on every backend alike. A tool call still without its
             result when the next user message arrives gets an error result
             (:data:`ABANDONED_TOOL_RESULT`), so its turn can close.
         """

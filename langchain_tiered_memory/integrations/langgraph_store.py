@@ -20,6 +20,9 @@ memory's own recall too.
   ``("memories", "{langgraph_user_id}")``; use ``0`` for
   ``(user_id, "memories")``). A namespace without one is an error.
 * TTLs are not supported (``supports_ttl`` is False).
+* A namespace, key or value holding a lone UTF-16 surrogate or a NUL is a
+  ``ValueError`` before anything is read or written
+  (:func:`~langchain_tiered_memory.ids.check_text`).
 
 Example:
     >>> from langchain_core.embeddings import DeterministicFakeEmbedding
@@ -58,9 +61,10 @@ from langgraph.store.base import (
     SearchOp,
 )
 
-from langchain_tiered_memory.ids import check_id
+from langchain_tiered_memory.ids import check_id, check_text
 from langchain_tiered_memory.records import MemoryRecord
 from langchain_tiered_memory.store import MemoryStore
+from langchain_tiered_memory.tiers.turns import clean_text
 
 __all__ = ["TieredMemoryStore", "item_record_id"]
 
@@ -146,6 +150,13 @@ class TieredMemoryStore(BaseStore):
             raise ValueError(f"a namespace is a tuple of non-empty strings, got {namespace!r}")
         return namespace
 
+    @staticmethod
+    def _check_key(namespace: tuple[str, ...], key: str) -> None:
+        """Refuse a namespace or key no backend can store (before anything is read)."""
+        for part in namespace:
+            check_text(part, f"namespace {namespace!r}")
+        check_text(key, "the item's key")
+
     def _records(self, user: str) -> list[MemoryRecord]:
         return [
             r
@@ -175,12 +186,17 @@ class TieredMemoryStore(BaseStore):
     def _get(self, op: GetOp) -> Item | None:
         namespace = self._check_namespace(op.namespace)
         user = self._user(namespace)
+        self._check_key(namespace, op.key)
         found = self.memory.archive.get([item_record_id(namespace, op.key)], user_id=user)
         return self._item(found[0]) if found else None
 
     def _put(self, op: PutOp) -> None:
         namespace = self._check_namespace(op.namespace)
         user = self._user(namespace)
+        self._check_key(namespace, op.key)
+        if op.value is not None:  # checked before the old version is read or replaced
+            check_text(_text(op.value, op.index), "the item's text")
+            check_text(json.dumps(op.value, ensure_ascii=False, default=str), "the item's value")
         record_id = item_record_id(namespace, op.key)
         if op.value is None:
             self.memory.archive.delete([record_id], user_id=user)
@@ -247,7 +263,7 @@ class TieredMemoryStore(BaseStore):
 
             recaller = Recaller(self.memory.archive, self.memory.embeddings, k=max(1, wanted))
             hits = recaller.recall(
-                op.query, user_id=user, kinds=["observation"], k=max(4 * wanted, 20)
+                clean_text(op.query), user_id=user, kinds=["observation"], k=max(4 * wanted, 20)
             )
             found: list[tuple[MemoryRecord, float | None]] = [
                 (h.record, h.score) for h in hits if inside(h.record) and h.record.text
