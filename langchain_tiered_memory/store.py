@@ -34,6 +34,8 @@ import logging
 import os
 import sqlite3
 import threading
+from collections.abc import Sequence
+from datetime import datetime, timezone
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -42,9 +44,11 @@ from langchain_core.embeddings import Embeddings
 from langchain_tiered_memory.ids import check_id
 from langchain_tiered_memory.storage import open_backend
 from langchain_tiered_memory.storage.base import MemoryBackend
+from langchain_tiered_memory.storage.errors import StorageError
 from langchain_tiered_memory.storage.postgres.db import is_postgres_url
 from langchain_tiered_memory.storage.sqlite.archive import stored_embeddings_id
 from langchain_tiered_memory.storage.sqlite.backend import ARCHIVE_FILE
+from langchain_tiered_memory.storage.sqlite.db import storage_error
 from langchain_tiered_memory.tiers.core import CoreMemory
 
 if TYPE_CHECKING:
@@ -130,6 +134,14 @@ class MemoryStore:
         self._checkpointers: list[Any] = []
         self._default_checkpointer: Any = None
         self._lock = threading.Lock()
+        try:  # forgets a crash left half done, in this directory or database
+            self.backend.finish_forgets(self._purge_checkpoints)
+        except StorageError:
+            logger.exception(
+                "finishing an interrupted forget in %s failed; it is retried at the next open "
+                "or forget of that user",
+                self.backend.where,
+            )
 
     def _embeddings(self, embeddings: Embeddings | str | None) -> Embeddings | None:
         from langchain_tiered_memory.embeddings import (
@@ -259,11 +271,36 @@ class MemoryStore:
                 "not a LangGraph checkpointer"
             )
         with self._lock:
-            if all(c is not checkpointer for c in self._checkpointers):
+            new = all(c is not checkpointer for c in self._checkpointers)
+            if new:
                 self._checkpointers.append(checkpointer)
+        if new:
+            self._purge_recovered(checkpointer)
         return checkpointer
 
-    def _purge_checkpoints(self, threads: list[str]) -> None:
+    def _purge_recovered(self, saver: Any) -> None:
+        """Purge a newly attached checkpointer of the threads of forgets a crash interrupted.
+
+        The crashed process may have had this checkpointer attached: a thread
+        of such a forget holding a checkpoint from before the forget still
+        holds the forgotten chat, and is deleted. (A thread whose checkpoints
+        all came after the forget is a new conversation, and stays.)
+        """
+        for intent in self.backend.recovered_forgets():
+            for thread in intent.threads:
+                try:
+                    if _checkpointed_before(saver, thread, intent.at):
+                        saver.delete_thread(thread)
+                        logger.warning(
+                            "deleted thread %s of a forget interrupted at %s from %s",
+                            thread,
+                            intent.at.isoformat(),
+                            type(saver).__name__,
+                        )
+                except Exception:  # an unusable saver must not stop the others
+                    logger.exception("purging thread %s from %r failed", thread, saver)
+
+    def _purge_checkpoints(self, threads: Sequence[str]) -> None:
         """Delete these threads from every checkpointer this store knows of."""
         if not threads:
             return
@@ -280,11 +317,15 @@ class MemoryStore:
             savers.append(default)
         try:
             for saver in savers:
-                for thread in threads:
-                    saver.delete_thread(thread)
-                conn = getattr(saver, "conn", None)
-                if isinstance(conn, sqlite3.Connection):
-                    conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+                try:
+                    for thread in threads:
+                        saver.delete_thread(thread)
+                    conn = getattr(saver, "conn", None)
+                    if isinstance(conn, sqlite3.Connection):
+                        conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+                except sqlite3.Error as exc:
+                    where = _saver_file(saver)
+                    raise storage_error(exc, where, "deleting checkpoints from") from exc
         finally:
             if own_file is not None:
                 own_file.conn.close()
@@ -301,11 +342,18 @@ class MemoryStore:
         the number of archive records deleted. See
         :mod:`langchain_tiered_memory.storage.sql.backend` for exactly what
         is removed.
+
+        Crash-safe: the forget is written down (with the threads to purge) in
+        the transaction that deletes the rows, and closed once the indexes,
+        caches, write-ahead log and checkpoints are purged. A process killed
+        before that is finished by the next open of the store, by a retry of
+        this call, and - for checkpointers the killed process had attached -
+        by :meth:`attach_checkpointer` (see
+        :mod:`langchain_tiered_memory.storage.sql.forgets`).
         """
         user_id = check_id(user_id, "user_id")
-        threads = self.backend.threads(user_id)
-        deleted = self.backend.forget_user(user_id)
-        self._purge_checkpoints(threads)
+        deleted = self.backend.forget_user(user_id, purge=self._purge_checkpoints)
+        self.backend.finish_forgets(self._purge_checkpoints, user_id=user_id)  # a crash's
         return deleted
 
     def forget_thread(self, user_id: str, thread_id: str) -> int:
@@ -314,8 +362,8 @@ class MemoryStore:
         Returns the number of archive records deleted.
         """
         user_id, thread_id = check_id(user_id, "user_id"), check_id(thread_id, "thread_id")
-        deleted = self.backend.forget_thread(user_id, thread_id)
-        self._purge_checkpoints([thread_id])
+        deleted = self.backend.forget_thread(user_id, thread_id, purge=self._purge_checkpoints)
+        self.backend.finish_forgets(self._purge_checkpoints, user_id=user_id)
         return deleted
 
     async def aforget_user(self, user_id: str) -> int:
@@ -357,10 +405,42 @@ class MemoryStore:
         return f"MemoryStore({self.backend.where!r})"
 
 
+def _checkpointed_before(saver: Any, thread_id: str, at: datetime) -> bool:
+    """Whether ``saver`` holds a checkpoint of ``thread_id`` written before ``at``."""
+    for item in saver.list({"configurable": {"thread_id": thread_id}}):
+        ts = (getattr(item, "checkpoint", None) or {}).get("ts")
+        try:
+            written = datetime.fromisoformat(str(ts))
+        except ValueError:
+            return True  # unknown age: it may be from before the forget
+        if written.tzinfo is None:
+            written = written.replace(tzinfo=timezone.utc)
+        if written < at:
+            return True
+    return False
+
+
+def _saver_file(saver: Any) -> str:
+    """The file a SQLite checkpointer writes (for messages), else its class name."""
+    conn = getattr(saver, "conn", None)
+    if isinstance(conn, sqlite3.Connection):
+        try:
+            for _seq, name, file in conn.execute("PRAGMA database_list").fetchall():
+                if name == "main" and file:
+                    return str(file)
+        except sqlite3.Error:
+            pass
+    return type(saver).__name__
+
+
 def _sqlite_saver(path: Path) -> Any:
     """A LangGraph ``SqliteSaver`` on ``path`` whose deletes overwrite the freed bytes."""
     from langgraph.checkpoint.sqlite import SqliteSaver
 
-    conn = sqlite3.connect(str(path), check_same_thread=False, timeout=30.0)
-    conn.execute("PRAGMA secure_delete=ON")
+    try:
+        conn = sqlite3.connect(str(path), check_same_thread=False, timeout=30.0)
+        conn.execute("PRAGMA secure_delete=ON")
+        conn.execute("SELECT count(*) FROM sqlite_master").fetchone()
+    except sqlite3.Error as exc:
+        raise storage_error(exc, path, "opening") from exc
     return SqliteSaver(conn)

@@ -13,6 +13,9 @@ transaction:
 * ``users`` - a user's generation (bumped by each forget) and core version;
 * ``forgotten_messages`` - digests of forgotten message ids, so a client that
   replays an old conversation (a LangGraph state) cannot write it back;
+* ``forget_intents`` - what a committed forget still has to do outside its
+  transaction (see :mod:`langchain_tiered_memory.storage.sql.forgets`); added
+  to schema 2 as a new table, so older versions open the file unchanged;
 * ``audit_events`` and ``meta``.
 
 Schema 1 (archive only; thread buffers and core memory in ``state.sqlite``)
@@ -111,7 +114,15 @@ CREATE TABLE IF NOT EXISTS forgotten_messages (
     user_id TEXT NOT NULL,
     digest TEXT NOT NULL,
     PRIMARY KEY (user_id, digest)
-) WITHOUT ROWID
+) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS forget_intents (
+    id INTEGER PRIMARY KEY AUTOINCREMENT,
+    user_id TEXT NOT NULL,
+    at INTEGER NOT NULL,
+    threads TEXT NOT NULL,
+    cleanup TEXT NOT NULL,
+    recovered_at INTEGER
+)
 """
 
 
