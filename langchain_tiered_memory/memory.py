@@ -331,6 +331,13 @@ class TieredMemory:
         return self._copy.head
 
     @property
+    def generation(self) -> int:
+        """The user's forget generation, as the store holds it now (every forget of the
+        user bumps it): two reads that differ had a forget in between."""
+        self._refresh()
+        return self.head.generation
+
+    @property
     def core(self) -> CoreMemory:
         """The user's core memory (a view: every thread of the user sees the same facts)."""
         return self.writer.core

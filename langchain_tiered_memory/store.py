@@ -34,7 +34,9 @@ import logging
 import os
 import sqlite3
 import threading
-from collections.abc import Sequence
+import time
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -300,10 +302,10 @@ class MemoryStore:
                 except Exception:  # an unusable saver must not stop the others
                     logger.exception("purging thread %s from %r failed", thread, saver)
 
-    def _purge_checkpoints(self, threads: Sequence[str]) -> None:
-        """Delete these threads from every checkpointer this store knows of."""
-        if not threads:
-            return
+    @contextmanager
+    def _savers(self) -> Iterator[list[Any]]:
+        """Every checkpointer this store knows of: the attached ones and its own (a file
+        or tables another process made included)."""
         with self._lock:
             savers = list(self._checkpointers)
             default = self._default_checkpointer
@@ -316,6 +318,16 @@ class MemoryStore:
         if default is not None and all(s is not default for s in savers):
             savers.append(default)
         try:
+            yield savers
+        finally:
+            if own_file is not None:
+                own_file.conn.close()
+
+    def _purge_checkpoints(self, threads: Sequence[str]) -> None:
+        """Delete these threads from every checkpointer this store knows of."""
+        if not threads:
+            return
+        with self._savers() as savers:
             for saver in savers:
                 try:
                     for thread in threads:
@@ -326,9 +338,50 @@ class MemoryStore:
                 except sqlite3.Error as exc:
                     where = _saver_file(saver)
                     raise storage_error(exc, where, "deleting checkpoints from") from exc
-        finally:
-            if own_file is not None:
-                own_file.conn.close()
+
+    def purge_checkpoints_after_run(
+        self, thread_id: str, config: Mapping[str, Any] | None = None, *, timeout: float = 10.0
+    ) -> None:
+        """Delete a thread from every checkpointer once its run's checkpoints so far are saved.
+
+        For the last step of a run during which its user was forgotten (the
+        graph's ``update_memory``, the middleware's ``after_agent``): the
+        forget deleted the thread's checkpoints, but the run goes on saving
+        its state - the old messages with it. LangGraph saves each step's
+        checkpoint in the background, in order, so this waits (at most
+        ``timeout`` seconds) until the checkpoint the current step started
+        from - ``config["configurable"]["checkpoint_map"]``, the step's own
+        config - is saved, then deletes the thread. What the step returns is
+        then the run's only checkpoint: return a state without the forgotten
+        messages.
+
+        Example:
+            >>> store = MemoryStore()
+            >>> store.purge_checkpoints_after_run("t1")  # no checkpointer: nothing to do
+        """
+        thread_id = check_id(thread_id, "thread_id")
+        wanted = dict(((config or {}).get("configurable") or {}).get("checkpoint_map") or {})
+        with self._savers() as savers:
+            if not savers:
+                return
+            deadline = time.monotonic() + timeout
+            while wanted and time.monotonic() < deadline:
+                wanted = {
+                    ns: checkpoint_id
+                    for ns, checkpoint_id in wanted.items()
+                    if not any(_saved(s, thread_id, ns, checkpoint_id) for s in savers)
+                }
+                if wanted:
+                    time.sleep(0.01)
+            if wanted:
+                logger.warning(
+                    "checkpoints %s of thread %s were not saved within %.0f s; deleting the "
+                    "thread now (durability='exit' saves none before the run ends)",
+                    sorted(wanted.values()),
+                    thread_id,
+                    timeout,
+                )
+        self._purge_checkpoints([thread_id])
 
     # -- forgetting and export ------------------------------------------------------
 
@@ -403,6 +456,16 @@ class MemoryStore:
 
     def __repr__(self) -> str:
         return f"MemoryStore({self.backend.where!r})"
+
+
+def _saved(saver: Any, thread_id: str, ns: str, checkpoint_id: str) -> bool:
+    """Whether ``saver`` holds this checkpoint of ``thread_id``."""
+    config = {"configurable": {"thread_id": thread_id, "checkpoint_ns": ns}}
+    config["configurable"]["checkpoint_id"] = checkpoint_id
+    try:
+        return saver.get_tuple(config) is not None
+    except Exception:  # noqa: BLE001 - a saver that cannot tell has not saved it
+        return False
 
 
 def _checkpointed_before(saver: Any, thread_id: str, at: datetime) -> bool:

@@ -42,7 +42,12 @@ from langchain_core.tools import BaseTool
 from typing_extensions import NotRequired
 
 from langchain_tiered_memory.budget.context import ContextWindow
-from langchain_tiered_memory.integrations.langgraph import check_owner, prune_state, tools_tokens
+from langchain_tiered_memory.integrations.langgraph import (
+    check_owner,
+    prune_state,
+    rewritten_messages,
+    tools_tokens,
+)
 from langchain_tiered_memory.integrations.resolver import MemoryResolver
 from langchain_tiered_memory.memory import TieredMemory
 from langchain_tiered_memory.store import MemoryStore
@@ -93,9 +98,20 @@ def _ensure_ids(messages: Sequence[BaseMessage]) -> None:
 
 
 class TieredMemoryState(AgentState[Any]):
-    """Agent state plus the user who owns the thread."""
+    """Agent state plus the user who owns the thread and their forget generation when
+    the run began (a run that ends with another one saw a forget)."""
 
     memory_user_id: NotRequired[str]
+    memory_generation: NotRequired[int]
+
+
+def _run_config() -> RunnableConfig | None:
+    from langgraph.config import get_config
+
+    try:
+        return get_config()
+    except RuntimeError:
+        return None
 
 
 class TieredMemoryMiddleware(AgentMiddleware[TieredMemoryState, Any, Any]):
@@ -137,14 +153,8 @@ class TieredMemoryMiddleware(AgentMiddleware[TieredMemoryState, Any, Any]):
             store.attach_checkpointer(checkpointer)
 
     def _memory(self, request: ModelRequest) -> TieredMemory:
-        from langgraph.config import get_config
-
-        try:
-            config: RunnableConfig | None = get_config()
-        except RuntimeError:
-            config = None
         runtime = getattr(request, "runtime", None)
-        memory = self.resolver.for_config(config, getattr(runtime, "context", None))
+        memory = self.resolver.for_config(_run_config(), getattr(runtime, "context", None))
         if request.tools:
             memory.tools_tokens = tools_tokens(request.tools, memory)
         if request.system_message is not None and not memory.system_prompt:
@@ -183,14 +193,33 @@ class TieredMemoryMiddleware(AgentMiddleware[TieredMemoryState, Any, Any]):
         await asyncio.to_thread(self._save, memory, response)
         return response
 
+    def before_agent(self, state: Any, runtime: Any) -> dict[str, Any] | None:
+        """Note the user's forget generation as the run begins (see :meth:`after_agent`)."""
+        memory = self.resolver.for_config(_run_config(), getattr(runtime, "context", None))
+        return {"memory_generation": memory.generation}
+
+    def after_agent(self, state: Any, runtime: Any) -> dict[str, Any] | None:
+        """After a run during which its user was forgotten ("forget everything" in its
+        input, or another process): delete the thread from the checkpointers once the
+        run's checkpoints are saved - they hold the forgotten messages - and leave a
+        state without them as the one checkpoint
+        (:meth:`~langchain_tiered_memory.store.MemoryStore.purge_checkpoints_after_run`;
+        pass ``checkpointer=`` so the store knows the agent's)."""
+        config = _run_config()
+        memory = self.resolver.for_config(config, getattr(runtime, "context", None))
+        began, now = state.get("memory_generation"), memory.generation
+        if began is None or began == now:
+            return None
+        memory.store.purge_checkpoints_after_run(memory.thread_id, config)
+        return {
+            "messages": rewritten_messages(memory, state["messages"]),
+            "memory_user_id": memory.user_id,
+            "memory_generation": now,
+        }
+
     def before_model(self, state: Any, runtime: Any) -> dict[str, Any] | None:
         """Remove archived messages from the agent's state (they live in the archive)."""
-        from langgraph.config import get_config
-
-        try:
-            config: RunnableConfig | None = get_config()
-        except RuntimeError:
-            config = None
+        config = _run_config()
         memory = self.resolver.for_config(config, getattr(runtime, "context", None))
         check_owner(state.get("memory_user_id"), memory.user_id)
         update: dict[str, Any] = {"memory_user_id": memory.user_id}

@@ -44,6 +44,7 @@ from langchain_core.runnables import RunnableConfig
 from langchain_core.tools import BaseTool
 from langchain_core.utils.function_calling import convert_to_openai_tool
 from langgraph.graph import END, START, MessagesState, StateGraph
+from langgraph.graph.message import REMOVE_ALL_MESSAGES
 from typing_extensions import NotRequired
 
 from langchain_tiered_memory.budget.context import ContextWindow, RecalledMemory
@@ -64,6 +65,7 @@ __all__ = [
     "load_memory",
     "prune_state",
     "recall_memories",
+    "rewritten_messages",
     "should_recall",
     "tools_tokens",
     "update_memory",
@@ -76,8 +78,10 @@ class MemoryState(MessagesState):
     ``summary`` (running summary), ``core_memory`` (rendered core facts),
     ``recalled`` (records brought back), ``gate`` (the recall decision with
     its reason), ``token_usage`` (tokens per section of the last prompt),
-    ``memory_user_id`` (the user who owns this thread) and ``refused`` (why
-    the last run was refused, if it was).
+    ``memory_user_id`` (the user who owns this thread), ``memory_generation``
+    (the user's forget generation when the run began: a run that ends with
+    another one saw a forget, and purges its checkpoints) and ``refused``
+    (why the last run was refused, if it was).
     """
 
     summary: NotRequired[str]
@@ -86,6 +90,7 @@ class MemoryState(MessagesState):
     gate: NotRequired[dict[str, Any] | None]
     token_usage: NotRequired[dict[str, int]]
     memory_user_id: NotRequired[str]
+    memory_generation: NotRequired[int]
     refused: NotRequired[str | None]
 
 
@@ -271,8 +276,16 @@ class MemoryNodes:
             ]
             return {"messages": foreign, "refused": str(exc)}
         memory = self._memory(config)
+        generation = memory.generation  # before the sync: this input may forget the user
         update = load_memory(memory, state["messages"])
-        return {**update, "memory_user_id": memory.user_id, "refused": None}
+        if memory.generation != generation:  # "forget everything" said in this input
+            update["messages"] = prune_state(memory, state["messages"])  # out of what is saved
+        return {
+            **update,
+            "memory_user_id": memory.user_id,
+            "memory_generation": generation,
+            "refused": None,
+        }
 
     def recall(self, state: MemoryState, config: RunnableConfig) -> dict[str, Any]:
         """Node: recall for the latest user message."""
@@ -287,8 +300,47 @@ class MemoryNodes:
         return {"messages": [reply], "token_usage": dict(context.usage)}
 
     def update_memory(self, state: MemoryState, config: RunnableConfig) -> dict[str, Any]:
-        """Node: save the reply, compress, prune archived messages from state."""
-        return update_memory(self._memory(config), state["messages"])
+        """Node: save the reply, compress, prune archived messages from state.
+
+        When the user was forgotten during this run (a "forget everything" in
+        its input, or another process), the checkpoints the run saved hold
+        the forgotten messages: the thread is deleted from every checkpointer
+        once they are saved (:meth:`~langchain_tiered_memory.store.MemoryStore.purge_checkpoints_after_run`),
+        and this node's state - without them - is the one checkpoint left.
+        """  # noqa: E501
+        memory = self._memory(config)
+        update = update_memory(memory, state["messages"])
+        began, now = state.get("memory_generation"), memory.generation
+        if began is None or now == began:
+            return update
+        memory.store.purge_checkpoints_after_run(memory.thread_id, config)
+        return {**_whole_state(memory, state, update), "memory_generation": now}
+
+
+def rewritten_messages(memory: TieredMemory, messages: Sequence[BaseMessage]) -> list[BaseMessage]:
+    """A ``messages`` update that writes the whole list again, without what
+    :func:`prune_state` removes: for the step after a checkpoint purge, which is then the
+    thread's only checkpoint (a saver that stores only what a step changed, as Postgres
+    does, would otherwise keep nothing of the messages)."""
+    removed = {m.id for m in prune_state(memory, messages)}
+    return [RemoveMessage(id=REMOVE_ALL_MESSAGES), *(m for m in messages if m.id not in removed)]
+
+
+def _whole_state(
+    memory: TieredMemory, state: MemoryState, update: dict[str, Any]
+) -> dict[str, Any]:
+    """The state after ``update`` with every key written again (see
+    :func:`rewritten_messages`). What this turn recalled and the gate's reason are
+    dropped: they may quote what was forgotten."""
+    return {
+        **update,
+        "messages": rewritten_messages(memory, state["messages"]),
+        "recalled": [],
+        "gate": None,
+        "token_usage": dict(state.get("token_usage") or {}),
+        "memory_user_id": memory.user_id,
+        "refused": None,
+    }
 
 
 def _after_load(state: MemoryState) -> str:
