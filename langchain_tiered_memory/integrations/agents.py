@@ -45,7 +45,10 @@ from langchain_tiered_memory.budget.context import ContextWindow
 from langchain_tiered_memory.integrations.langgraph import (
     check_owner,
     prune_state,
+    raise_refusal,
+    refusal,
     rewritten_messages,
+    take_back,
     tools_tokens,
 )
 from langchain_tiered_memory.integrations.resolver import MemoryResolver
@@ -98,11 +101,18 @@ def _ensure_ids(messages: Sequence[BaseMessage]) -> None:
 
 
 class TieredMemoryState(AgentState[Any]):
-    """Agent state plus the user who owns the thread and their forget generation when
-    the run began (a run that ends with another one saw a forget)."""
+    """Agent state plus the user who owns the thread, their forget generation when the
+    run began (a run that ends with another one saw a forget), and why the run was
+    refused, if it was."""
 
     memory_user_id: NotRequired[str]
     memory_generation: NotRequired[int]
+    memory_refused: NotRequired[str | None]
+    memory_refused_error: NotRequired[str | None]
+
+
+#: The state key of the middleware's refusal (why the run was refused).
+_REFUSED = "memory_refused"
 
 
 def _run_config() -> RunnableConfig | None:
@@ -194,9 +204,30 @@ class TieredMemoryMiddleware(AgentMiddleware[TieredMemoryState, Any, Any]):
         return response
 
     def before_agent(self, state: Any, runtime: Any) -> dict[str, Any] | None:
-        """Note the user's forget generation as the run begins (see :meth:`after_agent`)."""
-        memory = self.resolver.for_config(_run_config(), getattr(runtime, "context", None))
-        return {"memory_generation": memory.generation}
+        """Check the run's user (the identity rule, and the thread's owner) and note their
+        forget generation (see :meth:`after_agent`).
+
+        A refused run has its input taken back out of the thread's state
+        (:func:`~langchain_tiered_memory.integrations.langgraph.take_back`: no
+        later run, of any user, syncs it); :meth:`before_model` then fails
+        it with the error.
+        """
+        config = _run_config()
+        owner = state.get("memory_user_id")
+        try:
+            memory = self.resolver.for_config(config, getattr(runtime, "context", None))
+            check_owner(owner, memory.user_id)
+        except (ValueError, TypeError) as exc:  # IdentityError is a ValueError
+            return {
+                **refusal(exc, _REFUSED),
+                "messages": take_back(self.resolver, owner, config or {}, state),
+            }
+        return {
+            "memory_user_id": memory.user_id,
+            "memory_generation": memory.generation,
+            _REFUSED: None,
+            f"{_REFUSED}_error": None,
+        }
 
     def after_agent(self, state: Any, runtime: Any) -> dict[str, Any] | None:
         """After a run during which its user was forgotten ("forget everything" in its
@@ -205,6 +236,8 @@ class TieredMemoryMiddleware(AgentMiddleware[TieredMemoryState, Any, Any]):
         state without them as the one checkpoint
         (:meth:`~langchain_tiered_memory.store.MemoryStore.purge_checkpoints_after_run`;
         pass ``checkpointer=`` so the store knows the agent's)."""
+        if state.get(_REFUSED):
+            return None
         config = _run_config()
         memory = self.resolver.for_config(config, getattr(runtime, "context", None))
         began, now = state.get("memory_generation"), memory.generation
@@ -218,7 +251,9 @@ class TieredMemoryMiddleware(AgentMiddleware[TieredMemoryState, Any, Any]):
         }
 
     def before_model(self, state: Any, runtime: Any) -> dict[str, Any] | None:
-        """Remove archived messages from the agent's state (they live in the archive)."""
+        """Remove archived messages from the agent's state (they live in the archive);
+        fail a run :meth:`before_agent` refused."""
+        raise_refusal(state, _REFUSED)
         config = _run_config()
         memory = self.resolver.for_config(config, getattr(runtime, "context", None))
         check_owner(state.get("memory_user_id"), memory.user_id)

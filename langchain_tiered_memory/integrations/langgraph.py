@@ -10,8 +10,9 @@ conditional edge::
     START -> load_memory -> (recall?) -> recall -> answer
           -> [tools -> answer]* -> update_memory -> END
 
-(a run of another user on a thread goes ``load_memory -> refuse``, which
-raises, with the run's input taken back out of the thread's state).
+(a run the identity rule refuses - no user, two users, another user than
+the thread's owner - goes ``load_memory -> refuse``, which raises, with the
+run's input taken back out of the thread's state).
 
 Example:
     >>> import tempfile
@@ -48,6 +49,7 @@ from langgraph.graph.message import REMOVE_ALL_MESSAGES
 from typing_extensions import NotRequired
 
 from langchain_tiered_memory.budget.context import ContextWindow, RecalledMemory
+from langchain_tiered_memory.integrations.identity import IdentityError
 from langchain_tiered_memory.integrations.resolver import MemoryResolver
 from langchain_tiered_memory.memory import TieredMemory
 from langchain_tiered_memory.models import memory_model_for, require_chat_model, resolve_chat_model
@@ -64,9 +66,12 @@ __all__ = [
     "check_owner",
     "load_memory",
     "prune_state",
+    "raise_refusal",
     "recall_memories",
+    "refusal",
     "rewritten_messages",
     "should_recall",
+    "take_back",
     "tools_tokens",
     "update_memory",
 ]
@@ -81,7 +86,8 @@ class MemoryState(MessagesState):
     ``memory_user_id`` (the user who owns this thread), ``memory_generation``
     (the user's forget generation when the run began: a run that ends with
     another one saw a forget, and purges its checkpoints) and ``refused``
-    (why the last run was refused, if it was).
+    (why the last run was refused, if it was; ``refused_error`` names the
+    error it failed with).
     """
 
     summary: NotRequired[str]
@@ -92,6 +98,7 @@ class MemoryState(MessagesState):
     memory_user_id: NotRequired[str]
     memory_generation: NotRequired[int]
     refused: NotRequired[str | None]
+    refused_error: NotRequired[str | None]
 
 
 # -- pure functions of a memory and messages ---------------------------------------
@@ -257,24 +264,18 @@ class MemoryNodes:
     def load_memory(self, state: MemoryState, config: RunnableConfig) -> dict[str, Any]:
         """Node: check the thread's owner, sync messages, run the gate.
 
-        A run of another user on this thread is refused: its input is taken
-        out of the thread's state again (so the owner's next run does not
-        store it as theirs), and the run fails in the ``refuse`` node.
+        A run the identity rule refuses - no user id, two sources naming
+        different users, or another user than the thread's owner - has its
+        input taken out of the thread's state again (:func:`take_back`: no
+        later run, of any user, can sync it), and fails in the ``refuse``
+        node with the same error.
         """
-        who = self.resolver.identity(config)
         owner = state.get("memory_user_id")
         try:
+            who = self.resolver.identity(config)
             check_owner(owner, who.user_id)
-        except ValueError as exc:
-            assert owner is not None
-            owned = self.resolver.get(owner, who.thread_id)
-            seen = owned.known_ids([m.id for m in state["messages"] if m.id is not None])
-            foreign = [
-                RemoveMessage(id=m.id)
-                for m in state["messages"]
-                if m.id is not None and m.id not in seen
-            ]
-            return {"messages": foreign, "refused": str(exc)}
+        except (ValueError, TypeError) as exc:  # IdentityError is a ValueError
+            return {**refusal(exc), "messages": take_back(self.resolver, owner, config, state)}
         memory = self._memory(config)
         generation = memory.generation  # before the sync: this input may forget the user
         update = load_memory(memory, state["messages"])
@@ -285,6 +286,7 @@ class MemoryNodes:
             "memory_user_id": memory.user_id,
             "memory_generation": generation,
             "refused": None,
+            "refused_error": None,
         }
 
     def recall(self, state: MemoryState, config: RunnableConfig) -> dict[str, Any]:
@@ -340,6 +342,7 @@ def _whole_state(
         "token_usage": dict(state.get("token_usage") or {}),
         "memory_user_id": memory.user_id,
         "refused": None,
+        "refused_error": None,
     }
 
 
@@ -347,8 +350,58 @@ def _after_load(state: MemoryState) -> str:
     return "refuse" if state.get("refused") else should_recall(state)
 
 
+#: The errors a refused run fails with, by name (the state keeps the name between steps).
+_REFUSALS: dict[str, type[Exception]] = {
+    "IdentityError": IdentityError,
+    "TypeError": TypeError,
+    "ValueError": ValueError,
+}
+
+
+def refusal(exc: Exception, key: str = "refused") -> dict[str, Any]:
+    """The state keys (``key`` and ``<key>_error``) that record why a run was refused,
+    for :func:`raise_refusal` to fail the run with the same error in a later step.
+
+    Example:
+        >>> refusal(IdentityError("No user id for this run"))
+        {'refused': 'No user id for this run', 'refused_error': 'IdentityError'}
+    """
+    kind = type(exc).__name__
+    return {key: str(exc), f"{key}_error": kind if kind in _REFUSALS else "ValueError"}
+
+
+def raise_refusal(state: Any, key: str = "refused") -> None:
+    """Fail the run with the error :func:`refusal` recorded in ``state``, if any."""
+    message = state.get(key)
+    if message:
+        raise _REFUSALS.get(state.get(f"{key}_error") or "", ValueError)(message)
+
+
+def take_back(
+    resolver: MemoryResolver, owner: str | None, config: RunnableConfig, state: Any
+) -> list[RemoveMessage]:
+    """Removals of a refused run's input: every message of the state the thread's owner
+    has not stored - all of them on a thread nobody owns yet - so that no later run, of
+    the owner or of anyone, syncs what the refused run brought in.
+
+    LangGraph saves the run's input in the thread before any node runs; this
+    takes it out again in the refused run's own next checkpoint.
+    """
+    messages = state["messages"]
+    ids = [m.id for m in messages if m.id is not None]
+    seen: set[str] = set()
+    thread = ((config or {}).get("configurable") or {}).get("thread_id")
+    if owner is not None and ids and isinstance(thread, str):
+        try:
+            seen = resolver.get(owner, thread).known_ids(ids)
+        except (ValueError, TypeError):  # a thread id no store holds: nothing of it is stored
+            seen = set()
+    return [RemoveMessage(id=m.id) for m in messages if m.id is not None and m.id not in seen]
+
+
 def _refuse(state: MemoryState) -> dict[str, Any]:
-    raise ValueError(state.get("refused") or "This run was refused.")
+    raise_refusal(state)
+    raise ValueError("This run was refused.")
 
 
 def _after_answer(state: MemoryState) -> str:
