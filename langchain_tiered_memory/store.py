@@ -66,6 +66,10 @@ EMBEDDINGS_CACHE_FILE = "embeddings.sqlite"
 #: The default LangGraph checkpointer's file, inside a data directory.
 CHECKPOINTS_FILE = "checkpoints.sqlite"
 
+#: Where LangGraph puts the run's checkpointer in a node's config (``None``: the run has
+#: none). Read only to know which checkpointer saves the run; without it, every one is.
+_RUN_CHECKPOINTER = "__pregel_checkpointer"
+
 #: ``embeddings=`` value for a store that searches by keywords only (no vectors).
 NO_EMBEDDINGS = "none"
 
@@ -360,20 +364,24 @@ class MemoryStore:
             >>> store.purge_checkpoints_after_run("t1")  # no checkpointer: nothing to do
         """
         thread_id = check_id(thread_id, "thread_id")
-        wanted = dict(((config or {}).get("configurable") or {}).get("checkpoint_map") or {})
+        configurable = (config or {}).get("configurable") or {}
+        wanted = dict(configurable.get("checkpoint_map") or {})
         with self._savers() as savers:
             if not savers:
                 return
+            waiting = savers
+            if _RUN_CHECKPOINTER in configurable:  # the run's own: only it saves the run
+                waiting = [s for s in savers if s is configurable[_RUN_CHECKPOINTER]]
             deadline = time.monotonic() + timeout
-            while wanted and time.monotonic() < deadline:
+            while wanted and waiting and time.monotonic() < deadline:
                 wanted = {
                     ns: checkpoint_id
                     for ns, checkpoint_id in wanted.items()
-                    if not any(_saved(s, thread_id, ns, checkpoint_id) for s in savers)
+                    if not any(_saved(s, thread_id, ns, checkpoint_id) for s in waiting)
                 }
                 if wanted:
                     time.sleep(0.01)
-            if wanted:
+            if wanted and waiting:
                 logger.warning(
                     "checkpoints %s of thread %s were not saved within %.0f s; deleting the "
                     "thread now (durability='exit' saves none before the run ends)",

@@ -158,6 +158,13 @@ class ForgetLog:
     def expire(self, keep: timedelta = RECOVERED_KEEP) -> int:
         """Delete recovered intents older than ``keep``; returns how many."""
         cut = to_micros(datetime.now(timezone.utc) - keep)
+        with self.db.read() as tx:  # most opens: nothing to expire, and no write
+            if not tx.execute(
+                "SELECT 1 FROM forget_intents WHERE recovered_at IS NOT NULL AND recovered_at<? "
+                "LIMIT 1",
+                (cut,),
+            ).fetchone():
+                return 0
         with self.db.write() as tx:
             cur = tx.execute(
                 "DELETE FROM forget_intents WHERE recovered_at IS NOT NULL AND recovered_at<?",
