@@ -189,3 +189,13 @@ def test_a_damaged_page_read_later_names_the_file(tmp_path: Path) -> None:
     with make_store(data) as store, pytest.raises(StorageDamagedError) as caught:
         store.memory("ana", "t1", context_window=8192)
     assert str(file) in str(caught.value) and "backup" in str(caught.value)
+
+
+def test_a_damaged_checkpoint_file_names_itself(tmp_path: Path) -> None:
+    """The graph's own checkpointer (``checkpoints.sqlite``) is opened with the same care."""
+    data = tmp_path / "data"
+    make_store(data).close()
+    (data / "checkpoints.sqlite").write_bytes(b"no checkpoints in here " * 100)
+    with make_store(data) as store, pytest.raises(StorageDamagedError) as caught:
+        store.checkpointer()
+    assert str(data / "checkpoints.sqlite") in str(caught.value)
