@@ -104,6 +104,7 @@ def main() -> None:
         events = store.audit.events(user_id="ana", kinds=["recall"])
         print(f"--- audit: {len(events)} recall event(s) for ana ---")
         store.close()
+    print("react_agent_tool example OK")
 
 
 if __name__ == "__main__":

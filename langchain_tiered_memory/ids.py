@@ -3,7 +3,7 @@ cannot collide.
 
 User and thread ids come from applications (configs, HTTP requests, tool
 calls), so they are checked once, at the edge, with one rule
-(:func:`check_id`): a non-empty string of at most :data:`MAX_ID_LENGTH`
+(:func:`check_id`): a non-blank string of at most :data:`MAX_ID_LENGTH`
 characters that UTF-8 can encode and that holds no NUL or other control
 character. Anything else is a :class:`ValueError` that names the id.
 
@@ -55,8 +55,8 @@ def check_id(value: object, name: str = "id") -> str:
     """``value`` if it is a valid user or thread id, else a clear ``ValueError``.
 
     Raises:
-        ValueError: for a non-string (``0``, ``False``, ``None``), an empty or
-            over-long string, a lone UTF-16 surrogate (UTF-8 cannot store it)
+        ValueError: for a non-string (``0``, ``False``, ``None``), an empty, blank
+            (only whitespace) or over-long string, a lone UTF-16 surrogate (UTF-8 cannot store it)
             or a control character (NUL, newline, ...).
 
     Example:
@@ -70,6 +70,8 @@ def check_id(value: object, name: str = "id") -> str:
     if not isinstance(value, str) or not value:
         kind = type(value).__name__
         raise ValueError(f"{name} must be a non-empty string, got {value!r} ({kind})")
+    if not value.strip():
+        raise ValueError(f"{name} must not be blank, got {value!r}")
     if len(value) > MAX_ID_LENGTH:
         raise ValueError(f"{name} is {len(value)} characters long; at most {MAX_ID_LENGTH}")
     if (bad := _SURROGATE.search(value)) is not None:

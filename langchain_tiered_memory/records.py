@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any, Literal, get_args
 
 from langchain_core.messages import HumanMessage
 
+from langchain_tiered_memory.expiry import is_expired
 from langchain_tiered_memory.ids import fact_record_id, summary_record_id, turn_record_id
 from langchain_tiered_memory.tiers.turns import Turn
 
@@ -63,6 +64,10 @@ class MemoryRecord:
         importance: 1-10 (Generative Agents' poignancy); 5 when unknown.
         sources: Ids of what it came from, e.g. ``("turn:12",)`` or ``("D1:3",)``.
         metadata: Free-form JSON-serialisable data (e.g. ``{"stated": True}``).
+        expires_at: When it expires (``None``: never). From then on no search,
+            ``get`` or ``records`` returns it, and the store's sweep
+            (:meth:`~langchain_tiered_memory.store.MemoryStore.sweep_expired`)
+            deletes it as a forget would.
     """
 
     id: str
@@ -75,6 +80,7 @@ class MemoryRecord:
     importance: float = 5.0
     sources: tuple[str, ...] = ()
     metadata: dict[str, Any] = field(default_factory=dict)
+    expires_at: datetime | None = None
 
     @classmethod
     def new(
@@ -89,6 +95,7 @@ class MemoryRecord:
         created_at: datetime | None = None,
         metadata: dict[str, Any] | None = None,
         id: str | None = None,
+        expires_at: datetime | None = None,
     ) -> MemoryRecord:
         """Create a record with a fresh id and the current time."""
         return cls(
@@ -101,12 +108,25 @@ class MemoryRecord:
             importance=importance,
             sources=tuple(sources),
             metadata=dict(metadata or {}),
+            expires_at=expires_at,
         )
 
     @property
     def namespace(self) -> tuple[str, str | None]:
         """``(user_id, thread_id)``."""
         return (self.user_id, self.thread_id)
+
+    def expired(self, now: datetime | None = None) -> bool:
+        """Whether the record has expired at ``now`` (default: the current time).
+
+        Example:
+            >>> from datetime import timedelta
+            >>> r = MemoryRecord.new(user_id="ana", kind="observation", text="gate code 1234",
+            ...                      expires_at=utcnow() + timedelta(hours=1))
+            >>> r.expired(), r.expired(utcnow() + timedelta(hours=2))
+            (False, True)
+        """
+        return is_expired(self.expires_at, now)
 
     def touched(self, at: datetime | None = None) -> MemoryRecord:
         """A copy with ``last_accessed_at`` set (default: now)."""
@@ -278,4 +298,5 @@ def fact_record(user_id: str, fact: CoreFact) -> MemoryRecord:
             "source": fact.source,
             "thread_id": fact.source_thread,
         },
+        expires_at=fact.expires_at,
     )

@@ -30,19 +30,23 @@ Example:
 from __future__ import annotations
 
 import asyncio
+import atexit
 import logging
 import os
 import sqlite3
 import threading
 import time
+import weakref
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
-from datetime import datetime, timezone
+from dataclasses import dataclass
+from datetime import datetime, timedelta, timezone
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from langchain_core.embeddings import Embeddings
 
+from langchain_tiered_memory.expiry import utc
 from langchain_tiered_memory.ids import check_id
 from langchain_tiered_memory.storage import open_backend
 from langchain_tiered_memory.storage.base import MemoryBackend
@@ -58,7 +62,13 @@ if TYPE_CHECKING:
 
 logger = logging.getLogger(__name__)
 
-__all__ = ["CHECKPOINTS_FILE", "EMBEDDINGS_CACHE_FILE", "MemoryStore"]
+__all__ = [
+    "CHECKPOINTS_FILE",
+    "EMBEDDINGS_CACHE_FILE",
+    "MemoryStore",
+    "SweepReport",
+    "flush_open_stores",
+]
 
 #: The embedding cache of the local embedders, inside a data directory.
 EMBEDDINGS_CACHE_FILE = "embeddings.sqlite"
@@ -140,6 +150,8 @@ class MemoryStore:
         self._checkpointers: list[Any] = []
         self._default_checkpointer: Any = None
         self._lock = threading.Lock()
+        self._closed = False
+        _OPEN.add(self)  # flushed and closed at exit if the application never closes it
         try:  # forgets a crash left half done, in this directory or database
             self.backend.finish_forgets(self._purge_checkpoints)
         except StorageError:
@@ -391,6 +403,116 @@ class MemoryStore:
                 )
         self._purge_checkpoints([thread_id])
 
+    def prune_checkpoints(self, checkpointer: Any = None, *, dry_run: bool = False) -> list[str]:
+        """Delete the checkpoint threads whose memory thread is gone (forgotten or expired).
+
+        A forget deletes its threads from every checkpointer this store knows
+        of at the time; a checkpointer attached later, or one another process
+        wrote to, may still hold them - and LangGraph keeps every checkpoint of
+        a thread until the thread is deleted (LangGraph issue #8531). This
+        deletes, from ``checkpointer`` (default: every checkpointer of the
+        store, the default one included), each thread that no user of the
+        memory has. Use it on checkpointers whose threads are this memory's
+        threads (as the graph, the middleware and the store's own
+        :meth:`checkpointer` keep them); a run that is starting a new thread
+        right now has no memory thread yet, so prune when none is.
+
+        Returns the thread ids deleted (with ``dry_run``: that would be).
+
+        Example:
+            >>> from langchain_core.messages import HumanMessage
+            >>> store = MemoryStore()
+            >>> saver = store.checkpointer()
+            >>> _ = store.memory("ana", "t1").add_messages([HumanMessage("hi")])
+            >>> for thread in ("t1", "gone"):
+            ...     _ = saver.put({"configurable": {"thread_id": thread, "checkpoint_ns": ""}},
+            ...                   {"v": 1, "id": thread, "ts": "", "channel_values": {},
+            ...                    "channel_versions": {}, "versions_seen": {}}, {}, {})
+            >>> store.prune_checkpoints()
+            ['gone']
+        """
+        if checkpointer is not None:
+            savers = [checkpointer]
+        else:
+            self.checkpointer()
+            with self._lock:
+                savers = [self._default_checkpointer, *self._checkpointers]
+            savers = list({id(s): s for s in savers if s is not None}.values())
+        known = {thread for user in self.users() for thread in self.threads(user)}
+        pruned: list[str] = []
+        for saver in savers:
+            gone = sorted(_checkpoint_threads(saver) - known)
+            if not dry_run:
+                for thread in gone:
+                    saver.delete_thread(thread)
+                conn = getattr(saver, "conn", None)
+                if gone and isinstance(conn, sqlite3.Connection):
+                    conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+            pruned += [t for t in gone if t not in pruned]
+        if pruned:
+            logger.info("%s checkpoints of %d threads without memory", self, len(pruned))
+        return pruned
+
+    # -- expiry ------------------------------------------------------------------------
+
+    def sweep_expired(
+        self, *, now: datetime | None = None, idle_threads: timedelta | None = None
+    ) -> SweepReport:
+        """Delete what has expired, as completely as a forget.
+
+        Every record and core-fact version whose ``expires_at`` has passed
+        goes from every tier, index and file (an expired fact takes the turns
+        that stated it, as :meth:`TieredMemory.forget_fact` does); reads leave
+        them out from the moment they expire, so the sweep only frees what no
+        read returns any more. With ``idle_threads``, threads not written to
+        for that long are forgotten too (:meth:`forget_thread`: log,
+        summary, records and checkpoints). Safe to run from any number of
+        processes at once.
+
+        Example:
+            >>> from datetime import timedelta
+            >>> from langchain_tiered_memory.records import MemoryRecord, utcnow
+            >>> store = MemoryStore(embeddings="none")
+            >>> soon = utcnow() + timedelta(hours=1)
+            >>> store.archive.add([MemoryRecord.new(user_id="ana", kind="observation",
+            ...                                     text="door code 4711", expires_at=soon)])
+            >>> store.archive.count("ana"), len(store.archive.records("ana"))
+            (1, 1)
+            >>> store.sweep_expired(now=utcnow() + timedelta(hours=2)).records
+            1
+            >>> store.archive.count("ana")
+            0
+        """
+        now = utc(now) if now is not None else datetime.now(timezone.utc)
+        records = facts = 0
+        users = self.backend.expired_users(now)
+        for user in users:
+            removed, deleted = self.backend.forget_expired(user, now)
+            facts += len(removed)
+            records += deleted
+        threads: list[tuple[str, str]] = []
+        if idle_threads is not None:
+            if idle_threads <= timedelta(0):
+                raise ValueError(f"idle_threads must be positive, got {idle_threads}")
+            threads = self.backend.idle_threads(now - idle_threads)
+            for user, thread in threads:
+                records += self.forget_thread(user, thread)
+        report = SweepReport(
+            records=records,
+            facts=facts,
+            threads=tuple(f"{u}/{t}" for u, t in threads),
+            users=tuple(sorted(set(users) | {u for u, _ in threads})),
+        )
+        if report.records or report.facts:
+            logger.info("%r swept %s", self, report)
+        return report
+
+    async def asweep_expired(
+        self, *, now: datetime | None = None, idle_threads: timedelta | None = None
+    ) -> SweepReport:
+        """Async twin of :meth:`sweep_expired` (runs in a worker thread)."""
+        return await asyncio.to_thread(self.sweep_expired, now=now, idle_threads=idle_threads)
+
     # -- forgetting and export ------------------------------------------------------
 
     def forget_user(self, user_id: str) -> int:
@@ -443,9 +565,28 @@ class MemoryStore:
         """Async twin of :meth:`export_user` (runs in a worker thread)."""
         return await asyncio.to_thread(self.export_user, user_id)
 
+    def flush(self) -> None:
+        """Write what is kept in memory - access times, the vector index file - now,
+        leaving the store open (see :func:`flush_open_stores`)."""
+        with self._lock:
+            if self._closed:
+                return
+        self.backend.flush()  # type: ignore[attr-defined]
+
     def close(self) -> None:
         """Flush and close everything (the embedder's cache and the default
-        checkpointer too, if the store opened them)."""
+        checkpointer too, if the store opened them); idempotent.
+
+        A store still open when the interpreter exits normally - ``langgraph
+        dev`` or any server stopped with SIGTERM, a script that ends - is
+        closed then, so the vector index file is written and the next open
+        need not rebuild it.
+        """
+        with self._lock:
+            if self._closed:
+                return
+            self._closed = True
+        _OPEN.discard(self)
         self.backend.close()
         with self._lock:
             default, self._default_checkpointer = self._default_checkpointer, None
@@ -502,6 +643,71 @@ def _saver_file(saver: Any) -> str:
         except sqlite3.Error:
             pass
     return type(saver).__name__
+
+
+#: Stores not closed yet (see :meth:`MemoryStore.close`).
+_OPEN: weakref.WeakSet[MemoryStore] = weakref.WeakSet()
+
+
+def flush_open_stores() -> None:
+    """Flush every store of this process that is still open (:meth:`MemoryStore.flush`).
+
+    For a server's shutdown hook: ``langgraph dev`` (uvicorn) ends with the
+    signal it was stopped by, so exit handlers never run; the shipped
+    ``graphs/webapp.py`` calls this from the server's lifespan instead.
+
+    Example:
+        >>> flush_open_stores()  # nothing open, nothing to do
+    """
+    for store in list(_OPEN):
+        try:
+            store.flush()
+        except Exception:  # one failing store must not keep the others unflushed
+            logger.exception("flushing %r failed", store)
+
+
+@atexit.register
+def _close_open_stores() -> None:
+    for store in list(_OPEN):
+        try:
+            store.close()
+        except Exception:  # at exit: log and go on with the others
+            logger.exception("closing %r at exit failed", store)
+
+
+@dataclass(frozen=True)
+class SweepReport:
+    """What :meth:`MemoryStore.sweep_expired` deleted.
+
+    Attributes:
+        records: Archive records deleted (expired ones, and those of expired facts,
+            stating turns, summaries and idle threads).
+        facts: Core-fact versions deleted.
+        threads: Idle threads forgotten, as ``"user/thread"``.
+        users: The users something was deleted of.
+    """
+
+    records: int = 0
+    facts: int = 0
+    threads: tuple[str, ...] = ()
+    users: tuple[str, ...] = ()
+
+
+def _checkpoint_threads(saver: Any) -> set[str]:
+    """Every thread id a LangGraph checkpointer holds."""
+    conn = getattr(saver, "conn", None)
+    if isinstance(conn, sqlite3.Connection):  # SqliteSaver: one query, not every checkpoint
+        with saver.lock:
+            rows = conn.execute("SELECT DISTINCT thread_id FROM checkpoints").fetchall()
+        return {str(r[0]) for r in rows}
+    storage = getattr(saver, "storage", None)
+    if isinstance(storage, dict):  # InMemorySaver
+        return {str(t) for t in storage}
+    return {
+        str(c.config["configurable"]["thread_id"])
+        for c in saver.list(None)
+        if c.config.get("configurable", {}).get("thread_id") is not None
+    }
 
 
 def _sqlite_saver(path: Path) -> Any:

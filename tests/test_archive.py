@@ -264,9 +264,9 @@ def test_dimension_mismatch_with_existing_archive(path: Path) -> None:
     message = "this archive was built with dim 32, got 16 — use the same embeddings or a new path"
     with pytest.raises(ValueError, match=message):
         SQLiteArchive(path, embeddings=DeterministicFakeEmbedding(size=16), dim=16)
-    with SQLiteArchive(path, embeddings=DeterministicFakeEmbedding(size=16)) as b:
-        with pytest.raises(ValueError, match=message):
-            b.add([fact("ana", "y", "f2")])
+    with pytest.raises(ValueError, match="was built with the embeddings"):  # at open
+        SQLiteArchive(path, embeddings=DeterministicFakeEmbedding(size=16))
+    with SQLiteArchive(path, embeddings=DeterministicFakeEmbedding(size=32)) as b:
         with pytest.raises(ValueError, match="dim 32, got 16"):
             b.dense_search([0.1] * 16, user_id="ana")
         assert b.count() == 1
@@ -487,6 +487,7 @@ def test_export_user(archive: SQLiteArchive) -> None:
         "importance",
         "sources",
         "metadata",
+        "expires_at",
     }
     assert record["sources"] == ["turn:1"]
     assert [e["kind"] for e in exported["audit_events"]] == ["write", "page_out"]
@@ -603,12 +604,24 @@ def test_closed_archive_refuses_work(path: Path) -> None:
         archive.add([fact("ana", "x", "f1")])
 
 
-def test_embedding_model_change_is_logged(path: Path, caplog: pytest.LogCaptureFixture) -> None:
+def test_another_embedding_model_is_refused_at_open(path: Path) -> None:
+    with SQLiteArchive(path, embeddings=DeterministicFakeEmbedding(size=8)) as archive:
+        archive.add([fact("ana", "Ana likes tea", "f1")])
+    before = path.read_bytes()
+    with pytest.raises(ValueError, match=r"was built with the embeddings .*DeterministicFake"):
+        SQLiteArchive(path, embeddings=AxisEmbeddings())
+    assert path.read_bytes() == before  # refused before anything was written
+    with SQLiteArchive(path, embeddings=DeterministicFakeEmbedding(size=8)) as archive:
+        assert [r.id for r, _ in archive.dense_search("Ana likes tea", user_id="ana")] == ["f1"]
+
+
+def test_an_archive_without_vectors_takes_other_embeddings(tmp_path: Path) -> None:
+    path = tmp_path / "empty.sqlite"
     with SQLiteArchive(path, embeddings=DeterministicFakeEmbedding(size=8)):
         pass
-    with caplog.at_level(logging.WARNING), SQLiteArchive(path, embeddings=AxisEmbeddings()):
-        pass
-    assert "built with embeddings" in caplog.text
+    with SQLiteArchive(path, embeddings=AxisEmbeddings()) as archive:
+        archive.add([fact("ana", "coffee", "f1")])
+        assert archive.dense_search("coffee", user_id="ana")
 
 
 def test_index_file_is_written_outside_the_lock(tmp_path: Path) -> None:

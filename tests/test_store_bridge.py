@@ -109,8 +109,8 @@ def test_bad_namespaces_and_ttls_are_clear_errors(memory: MemoryStore) -> None:
         store.put(("memories",), "k", {"content": "x"})
     with pytest.raises(ValueError, match="user id"):
         store.put(("memories", "bad\ud800id"), "k", {"content": "x"})
-    with pytest.raises(NotImplementedError, match="TTL"):
-        store.put(("memories", "ana"), "k", {"content": "x"}, ttl=5)
+    with pytest.raises(ValueError, match="ttl"):
+        store.put(("memories", "ana"), "k", {"content": "x"}, ttl=-5)
     assert memory.users() == []
 
 
@@ -125,3 +125,35 @@ def test_async_twins(memory: MemoryStore) -> None:
         return [i.key for i in found]
 
     assert asyncio.run(run()) == ["k"]
+
+
+def test_a_lone_hit_has_an_absolute_score(memory: MemoryStore) -> None:
+    store = TieredMemoryStore(memory)
+    store.put(("memories", "ana"), "m1", {"content": "Ana is allergic to peanuts"})
+    (hit,) = store.search(("memories", "ana"), query="Ana is allergic to peanuts")
+    assert hit.score is not None and hit.score > 0.9  # the same text: cosine ~1, not 0.0
+    store.put(("memories", "ana"), "m2", {"content": "Ana plays the cello on Sundays"})
+    ranked = store.search(("memories", "ana"), query="Ana is allergic to peanuts")
+    assert ranked[0].key == "m1"
+    again = next(i for i in ranked if i.key == "m1")
+    assert again.score == pytest.approx(hit.score, abs=1e-6)  # another item changes nothing
+
+
+def test_deep_namespaces_stay_isolated_and_belong_to_their_user(memory: MemoryStore) -> None:
+    store = TieredMemoryStore(memory)  # user_index=1: ("org", "<user>", ...)
+    store.put(("org1", "ana", "memories"), "m1", {"content": "Ana's flight to Porto is May 3"})
+    store.put(("org1", "cara", "memories"), "m2", {"content": "Cara's flight to Oslo is May 9"})
+    store.put(("org2", "bob", "memories"), "m3", {"content": "Bob's flight to Rome is May 1"})
+    org1 = store.search(("org1",), query="flight")
+    assert sorted(i.key for i in org1) == ["m1", "m2"]
+    assert [i.key for i in store.search(("org1", "ana"), query="flight")] == ["m1"]
+    assert [i.key for i in store.search(("org2",), query="flight")] == ["m3"]
+    assert store.list_namespaces(prefix=("org1",)) == [
+        ("org1", "ana", "memories"),
+        ("org1", "cara", "memories"),
+    ]
+    # the item is ana's memory: her recall finds it, and forgetting her deletes it
+    assert any("Porto" in r.text for r in memory.memory("ana", "chat").recall("flight Porto"))
+    assert not any("Porto" in r.text for r in memory.memory("cara", "chat").recall("flight Porto"))
+    memory.forget_user("ana")
+    assert [i.key for i in store.search(("org1",), query="flight")] == ["m2"]

@@ -48,6 +48,7 @@ from langchain_core.embeddings import Embeddings
 from langchain_core.messages import AIMessage, HumanMessage
 from rich.table import Table
 
+from langchain_tiered_memory.bench.interrupt import keep_partial
 from langchain_tiered_memory.bench.overhead import HashEmbeddings
 from langchain_tiered_memory.budget.context import RecalledMemory
 from langchain_tiered_memory.records import MemoryRecord
@@ -266,7 +267,7 @@ def run_concurrency_bench(
         "cpu_cores": os.cpu_count(),
         "levels": {},
     }
-    with tempfile.TemporaryDirectory(prefix="tiered-concurrency-") as scratch:
+    with keep_partial(result), tempfile.TemporaryDirectory(prefix="tiered-concurrency-") as scratch:
         root = Path(data_dir) if data_dir is not None else Path(scratch)
         # untimed warm-up (imports, tokenizer and index set-up), so level 1 is not charged
         _level(

@@ -122,7 +122,10 @@ def load_facts(path: str | Path) -> list[FactItem]:
     """
     path = Path(path)
     if not path.exists():
-        raise FileNotFoundError(f"No such file: {path}. Pass --data PATH to a facts file.")
+        raise FileNotFoundError(
+            f"No such file: {path}. Pass --data PATH to a facts file (the format is in "
+            "benchmarks/README.md, 'facts'; tests/fixtures/facts_heldout.json is one)."
+        )
     raw = json.loads(path.read_text(encoding="utf-8"))
     entries = raw.get("items") if isinstance(raw, dict) else raw
     if not isinstance(entries, list):

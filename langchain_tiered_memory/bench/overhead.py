@@ -72,6 +72,7 @@ from typing import Any, Literal
 import numpy as np
 from langchain_core.embeddings import Embeddings
 
+from langchain_tiered_memory.bench.interrupt import keep_partial
 from langchain_tiered_memory.recall.hybrid import Recaller
 from langchain_tiered_memory.records import MemoryRecord
 from langchain_tiered_memory.storage.sqlite.archive import SQLiteArchive
@@ -534,64 +535,65 @@ def run_overhead_bench(
     backends = ["sqlite"] + (["postgres"] if postgres_url else [])
     if postgres_url:
         result["postgres"] = {"sizes": {}, "single_user": {}}
-    for backend in backends:
-        rng = random.Random(7)  # the same texts and queries for every backend
-        into = result if backend == "sqlite" else result["postgres"]
-        for layout in layouts:
-            for size in sizes:
-                users = 1 if layout == "single_user" else max(1, size // records_per_user)
+    with keep_partial(result):  # Ctrl-C: the sizes that finished
+        for backend in backends:
+            rng = random.Random(7)  # the same texts and queries for every backend
+            into = result if backend == "sqlite" else result["postgres"]
+            for layout in layouts:
+                for size in sizes:
+                    users = 1 if layout == "single_user" else max(1, size // records_per_user)
 
-                def progress(
-                    message: str, layout: str = layout, size: int = size, backend: str = backend
-                ) -> None:
-                    if on_progress:
-                        on_progress(f"{backend} {layout} {size:,}: {message}")
+                    def progress(
+                        message: str, layout: str = layout, size: int = size, backend: str = backend
+                    ) -> None:
+                        if on_progress:
+                            on_progress(f"{backend} {layout} {size:,}: {message}")
 
-                bench = _Bench(
-                    backend,
-                    layout,
-                    size,
-                    Path(workdir),
-                    embeddings,
-                    index_save_every,
-                    postgres_url,
-                    pool_size=max([10, *concurrency]) + 2,
-                )
-                try:
-                    fill_seconds = _fill(bench.archive, size, users, rng, batch, progress)
-                    bench.flush()
-                    bench.read_through()
-                    warm_started = time.perf_counter()
-                    if layout == "single_user":  # as a server would for its heaviest users
-                        progress("warming up")
-                        bench.archive.warm_up("user0")
-                    warm_seconds = time.perf_counter() - warm_started
-                    progress("measuring")
-                    row = _measure(bench.archive, embeddings, users, rng, queries, adds, size)
-                    row["warm_up_seconds"] = round(warm_seconds, 2)
-                    if concurrency:
-                        row["throughput"] = {}
-                        for workers in concurrency:
-                            progress(f"throughput, {workers} workers")
-                            row["throughput"][str(workers)] = _throughput(
-                                bench.archive,
-                                embeddings,
-                                users,
-                                workers,
-                                concurrency_seconds,
-                                size,
-                            )
-                    stored = bench.archive.count()
-                    used = bench.bytes_used()
-                finally:
-                    bench.close()
-                row.update(
-                    bytes_per_record=round(used / stored, 1),
-                    fill_seconds=round(fill_seconds, 1),
-                    users=users,
-                )
-                into["sizes" if layout == "typical" else "single_user"][str(size)] = row
-                progress("done")
+                    bench = _Bench(
+                        backend,
+                        layout,
+                        size,
+                        Path(workdir),
+                        embeddings,
+                        index_save_every,
+                        postgres_url,
+                        pool_size=max([10, *concurrency]) + 2,
+                    )
+                    try:
+                        fill_seconds = _fill(bench.archive, size, users, rng, batch, progress)
+                        bench.flush()
+                        bench.read_through()
+                        warm_started = time.perf_counter()
+                        if layout == "single_user":  # as a server would for its heaviest users
+                            progress("warming up")
+                            bench.archive.warm_up("user0")
+                        warm_seconds = time.perf_counter() - warm_started
+                        progress("measuring")
+                        row = _measure(bench.archive, embeddings, users, rng, queries, adds, size)
+                        row["warm_up_seconds"] = round(warm_seconds, 2)
+                        if concurrency:
+                            row["throughput"] = {}
+                            for workers in concurrency:
+                                progress(f"throughput, {workers} workers")
+                                row["throughput"][str(workers)] = _throughput(
+                                    bench.archive,
+                                    embeddings,
+                                    users,
+                                    workers,
+                                    concurrency_seconds,
+                                    size,
+                                )
+                        stored = bench.archive.count()
+                        used = bench.bytes_used()
+                    finally:
+                        bench.close()
+                    row.update(
+                        bytes_per_record=round(used / stored, 1),
+                        fill_seconds=round(fill_seconds, 1),
+                        users=users,
+                    )
+                    into["sizes" if layout == "typical" else "single_user"][str(size)] = row
+                    progress("done")
     if query_embedder is not None:
         timings = []
         for j in range(20):

@@ -34,6 +34,7 @@ from langchain_core.embeddings import Embeddings
 from langchain_core.messages import AIMessage, HumanMessage
 from rich.table import Table
 
+from langchain_tiered_memory.bench.interrupt import keep_partial
 from langchain_tiered_memory.bench.overhead import HashEmbeddings
 from langchain_tiered_memory.store import MemoryStore
 
@@ -117,6 +118,7 @@ def run_writes_bench(
 
     Raises:
         ValueError: for no sizes, a negative size or ``samples < 1``.
+        BenchInterrupted: on Ctrl-C, with the sizes that finished.
     """
     levels = [int(n) for n in sizes]
     if not levels or min(levels) < 0:
@@ -132,7 +134,7 @@ def run_writes_bench(
         "samples": samples,
         "sizes": {},
     }
-    with tempfile.TemporaryDirectory(prefix="tiered-writes-") as scratch:
+    with keep_partial(result), tempfile.TemporaryDirectory(prefix="tiered-writes-") as scratch:
         root = Path(data_dir) if data_dir is not None else Path(scratch)
         _one_size(  # untimed warm-up: imports, tokenizer, index set-up
             Path(scratch) / "warm-up",
@@ -142,18 +144,7 @@ def run_writes_bench(
             context_window=context_window,
             embeddings=embedder,
         )
-        for turns in levels:
-            row = _one_size(
-                root / f"turns-{turns}",
-                turns,
-                samples=samples,
-                model=model,
-                context_window=context_window,
-                embeddings=embedder,
-            )
-            result["sizes"][str(turns)] = row
-            if on_progress is not None:
-                on_progress(f"{turns} turns: add p50 {row['add_p50_ms']} ms")
+        _sizes_loop(levels, root, result, samples, model, context_window, embedder, on_progress)
     first, last = result["sizes"][str(levels[0])], result["sizes"][str(levels[-1])]
     for key, name in (
         ("add_p50_ms", ""),
@@ -162,6 +153,30 @@ def run_writes_bench(
     ):
         result[f"{name}p50_ratio_last_to_first"] = round(last[key] / first[key], 3)
     return result
+
+
+def _sizes_loop(
+    levels: Sequence[int],
+    root: Path,
+    result: dict[str, Any],
+    samples: int,
+    model: str,
+    context_window: int | None,
+    embedder: Embeddings,
+    on_progress: Callable[[str], None] | None,
+) -> None:
+    for turns in levels:
+        row = _one_size(
+            root / f"turns-{turns}",
+            turns,
+            samples=samples,
+            model=model,
+            context_window=context_window,
+            embeddings=embedder,
+        )
+        result["sizes"][str(turns)] = row
+        if on_progress is not None:
+            on_progress(f"{turns} turns: add p50 {row['add_p50_ms']} ms")
 
 
 def writes_table(result: dict[str, Any]) -> Table:

@@ -16,18 +16,22 @@ from pathlib import Path
 from typing import Annotated, Any, cast
 
 import typer
-from rich.console import Console
 from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TimeRemainingColumn
 from rich.table import Table
 from typer.core import TyperGroup
 
 from langchain_tiered_memory.bench.datasets import default_data_path
+from langchain_tiered_memory.bench.interrupt import BenchInterrupted
+from langchain_tiered_memory.cli.output import plain_console
+from langchain_tiered_memory.storage.errors import StorageError
 
 #: What a user can cause (a bad option, a missing file or extra, a bad model
 #: name): reported in one line with exit code :data:`USER_ERROR_EXIT`, not as a
 #: traceback (``--debug`` or ``TIERED_MEMORY_DEBUG=1`` shows it).
-USER_ERRORS: tuple[type[BaseException], ...] = (ValueError, OSError, ImportError)
+#: A storage failure (a server that cannot be reached, a damaged file) is one
+#: line too: its message names the database or file and the fix.
+USER_ERRORS: tuple[type[BaseException], ...] = (ValueError, OSError, ImportError, StorageError)
 USER_ERROR_EXIT = 2
 
 
@@ -66,7 +70,7 @@ bench_app = typer.Typer(
 )
 app.add_typer(bench_app, name="bench")
 
-console = Console()
+console = plain_console()
 
 
 def _progress() -> Progress:
@@ -102,7 +106,28 @@ def write_json(result: dict[str, Any], out: Path | None) -> None:
         return
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(json.dumps(result, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
-    console.print(f"wrote {out}")
+    console.print(f"wrote {escape(str(out))}")
+
+
+def _progress_line(status: Any, message: str) -> None:
+    """A long bench's progress: the spinner's text, and a log line (``-v`` shows it)."""
+    status.update(escape(message))
+    logging.getLogger("langchain_tiered_memory.bench").info("%s", message)
+
+
+def finish_interrupted(partial: dict[str, Any], out: Path | None, key: str = "sizes") -> None:
+    """After Ctrl-C in a bench: say what finished, write it (``"interrupted": true``), exit 130."""
+    done = [f"{part} {name}" for part in (key, "single_user") for name in partial.get(part, {})]
+    postgres = partial.get("postgres") or {}
+    done += [
+        f"postgres {part} {name}"
+        for part in ("sizes", "single_user")
+        for name in postgres.get(part, {})
+    ]
+    finished = ", ".join(done) if done else "nothing"
+    console.print(f"interrupted: finished {escape(finished)}")
+    write_json(partial, out)
+    raise typer.Exit(130)
 
 
 def print_table(title: str, rows: dict[str, Any]) -> None:
@@ -258,10 +283,13 @@ def chat(
     import sys
 
     from langchain_tiered_memory.cli.chat import HELP, ChatSession
+    from langchain_tiered_memory.ids import check_id
     from langchain_tiered_memory.models import resolve_chat_model
     from langchain_tiered_memory.storage.postgres.db import redact_url
     from langchain_tiered_memory.store import MemoryStore
 
+    check_id(user, "--user")
+    check_id(thread, "--thread")
     location = _location(data_dir, store)
     try:
         chat_model = resolve_chat_model(model, what="--model")
@@ -273,7 +301,9 @@ def chat(
             memory_store.memory(user, thread, context_window=context_window), model=chat_model
         )
         where = escape(redact_url(str(location)))
-        console.print(f"memory of [bold]{user}[/] in {where} - {HELP.splitlines()[0]} /help")
+        console.print(
+            f"memory of [bold]{escape(user)}[/] in {where} - {escape(HELP.splitlines()[0])} /help"
+        )
         interactive = sys.stdin.isatty()
         while not session.done:
             try:
@@ -298,17 +328,90 @@ def inspect_command(
 ) -> None:
     """Show a user's records, core memory, summaries and audit log."""
     from langchain_tiered_memory.cli.inspect import inspect_user, render_inspection
+    from langchain_tiered_memory.ids import check_id
+    from langchain_tiered_memory.storage.postgres.db import redact_url
     from langchain_tiered_memory.store import MemoryStore
 
     location = _location(data_dir, store)
     if store is None and not data_dir.exists():
         raise typer.BadParameter(f"no data directory at {data_dir}", param_hint="--data-dir")
     with MemoryStore(location, embeddings=embeddings) as memory_store:
+        users = memory_store.users()
+        known_user = check_id(user, "--user") in users or memory_store.audit.events(user, limit=1)
+        if not known_user:  # never seen (a forgotten user keeps the event of their forget)
+            known = ", ".join(users[:10]) + (", ..." if len(users) > 10 else "")
+            raise ValueError(
+                f"no memory of user {user!r} in {redact_url(str(location))} "
+                f"({'users there: ' + known if users else 'it holds no user yet'})"
+            )
         data = inspect_user(memory_store, user, limit=limit)
     if as_json:
         typer.echo(json.dumps(data, indent=2, ensure_ascii=False, default=str))
     else:
         render_inspection(data, console)
+
+
+@app.command()
+def mcp(
+    user: Annotated[
+        str | None, typer.Option(help="Serve this one user's memory (stdio, or HTTP for one user).")
+    ] = None,
+    tokens: Annotated[
+        Path | None,
+        typer.Option(
+            help='HTTP: a JSON file {"<bearer token>": "<user id>", ...}; each request is served '
+            "as the user of its Authorization header."
+        ),
+    ] = None,
+    transport: Annotated[str, typer.Option(help="'stdio' or 'http' (streamable HTTP).")] = "stdio",
+    host: Annotated[str, typer.Option(help="HTTP: a loopback address to listen on.")] = (
+        "127.0.0.1"
+    ),
+    port: Annotated[int, typer.Option(help="HTTP: the port (the URL is http://HOST:PORT/mcp).")] = (
+        8765
+    ),
+    data_dir: DataDir = Path(".tiered-memory"),
+    store: StoreUrl = None,
+    embeddings: Annotated[
+        str | None,
+        typer.Option(help="Embedder: 'minilm', 'e5', 'wordllama' or 'none' (keywords only)."),
+    ] = None,
+    recall_tokens: Annotated[int, typer.Option(help="Most tokens one recall returns.")] = 800,
+) -> None:
+    """Serve the memory over the Model Context Protocol (remember, recall, core facts, forget)."""
+    from langchain_tiered_memory.integrations.mcp_server import build_mcp_server, load_tokens
+    from langchain_tiered_memory.store import MemoryStore
+
+    _require_module("mcp", "mcp", "mcp")
+    kind = transport.strip().lower()
+    if kind not in ("stdio", "http"):
+        raise typer.BadParameter("use 'stdio' or 'http'", param_hint="--transport")
+    if (user is None) == (tokens is None):
+        raise typer.BadParameter(
+            "give --user (one user) or --tokens (HTTP: token -> user), exactly one",
+            param_hint="--user / --tokens",
+        )
+    if tokens is not None and kind == "stdio":
+        raise typer.BadParameter(
+            "stdio has no request headers: serve one user with --user", param_hint="--tokens"
+        )
+    if user is not None and not user.strip():
+        raise typer.BadParameter("a user id must be a non-empty string", param_hint="--user")
+    mapping = load_tokens(tokens) if tokens is not None else None
+    location = _location(data_dir, store)
+    with MemoryStore(location, embeddings=embeddings) as memory_store:
+        server = build_mcp_server(
+            memory_store,
+            user_id=user,
+            tokens=mapping,
+            host=host,
+            port=port,
+            recall_tokens=recall_tokens,
+        )
+        # stdout is the protocol's channel over stdio: nothing else may be printed there
+        where = f"http://{host}:{port}/mcp" if kind == "http" else "stdio"
+        typer.echo(f"tiered-memory MCP server on {where}", err=True)
+        server.run("streamable-http" if kind == "http" else "stdio")
 
 
 @app.command()
@@ -433,7 +536,7 @@ def bench_tokens(
         _print_peers(result["peers"])
     if plot is not None:
         plot_tokens(result, str(plot))
-        console.print(f"plotted {plot}")
+        console.print(f"plotted {escape(str(plot))}")
         for conv in result["per_conversation"]:
             conv.pop("prompt_tokens", None)
             conv.pop("full_history_tokens", None)
@@ -510,18 +613,21 @@ def bench_overhead(
     levels = [int(x) for x in concurrency.split(",") if x.strip()]
     url = str(_location(Path(), store)) if store is not None else None
     with tempfile.TemporaryDirectory() as scratch, console.status("building archives") as status:
-        result = run_overhead_bench(
-            sizes,
-            workdir=workdir or scratch,
-            records_per_user=records_per_user,
-            layouts=chosen,
-            queries=queries,
-            query_embedder=default_embeddings(),
-            postgres_url=url,
-            concurrency=levels,
-            concurrency_seconds=concurrency_seconds,
-            on_progress=lambda m: status.update(m),
-        )
+        try:
+            result = run_overhead_bench(
+                sizes,
+                workdir=workdir or scratch,
+                records_per_user=records_per_user,
+                layouts=chosen,
+                queries=queries,
+                query_embedder=default_embeddings(),
+                postgres_url=url,
+                concurrency=levels,
+                concurrency_seconds=concurrency_seconds,
+                on_progress=lambda m: _progress_line(status, m),
+            )
+        except BenchInterrupted as stopped:
+            finish_interrupted(stopped.partial, out)
     backends = [("SQLite", result)] + ([("Postgres", result["postgres"])] if url else [])
     for key, title in (
         ("sizes", f"archive overhead, {records_per_user:,} records per user"),
@@ -598,13 +704,16 @@ def bench_writes(
     if samples < 1:
         raise typer.BadParameter("must be >= 1", param_hint="--samples")
     with console.status("running") as status:
-        result = run_writes_bench(
-            sizes,
-            samples=samples,
-            model=model,
-            context_window=context_window,
-            on_progress=lambda m: status.update(m),
-        )
+        try:
+            result = run_writes_bench(
+                sizes,
+                samples=samples,
+                model=model,
+                context_window=context_window,
+                on_progress=lambda m: _progress_line(status, m),
+            )
+        except BenchInterrupted as stopped:
+            finish_interrupted(stopped.partial, out)
     console.print(writes_table(result))
     console.print(
         f"p50 at {sizes[-1]:,} turns / p50 at {sizes[0]:,}: {result['p50_ratio_last_to_first']}"
@@ -647,15 +756,18 @@ def bench_concurrency(
 
         embeddings = default_embeddings(embedder)
     with console.status("running") as status:
-        result = run_concurrency_bench(
-            levels,
-            turns_per_user=turns,
-            seed_records=seed_records,
-            data_dir=data_dir,
-            embeddings=embeddings,
-            embedder_name=embedder,
-            on_progress=lambda m: status.update(m),
-        )
+        try:
+            result = run_concurrency_bench(
+                levels,
+                turns_per_user=turns,
+                seed_records=seed_records,
+                data_dir=data_dir,
+                embeddings=embeddings,
+                embedder_name=embedder,
+                on_progress=lambda m: _progress_line(status, m),
+            )
+        except BenchInterrupted as stopped:
+            finish_interrupted(stopped.partial, out, key="levels")
     console.print(concurrency_table(result))
     write_json(result, out)
     if any(r["foreign_hits"] or r["lost_turns"] for r in result["levels"].values()):
@@ -750,7 +862,7 @@ def bench_facts(
     console.print(table)
     for miss in result["misses"]:
         console.print(
-            f"[bold]{miss['id']}[/bold] ({miss['kind']}, {miss['lang']}) "
+            f"[bold]{escape(str(miss['id']))}[/bold] ({miss['kind']}, {miss['lang']}) "
             f"missing in core {miss['missing_in_core']}, in prompt {miss['missing_in_context']}"
             + (f", stale {miss['stale_as_current']}" if miss["stale_as_current"] else "")
             + (f", false {miss['false_facts']}" if miss["false_facts"] else ""),
@@ -793,7 +905,7 @@ def bench_retrieval(
 ) -> None:
     """Archive every turn, recall for every question; report recall@k, NDCG, token budgets.
 
-    With ``--dataset longmemeval`` memory is reset per question, sessions and
+    With --dataset longmemeval memory is reset per question, sessions and
     turns are ranked, and the peers (FAISS retriever, LangGraph InMemoryStore,
     BM25) run beside ours on the same records and embedder.
     """

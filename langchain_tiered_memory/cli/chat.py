@@ -101,13 +101,12 @@ class ChatSession:
         self.memory.add_messages([HumanMessage(line)])
         context = self.memory.build_context()
         self.last_context = context
-        if self.model is None:
-            reply = (
+        if self.model is None:  # a note for the person, not a turn of the conversation
+            return (
                 f"(no model: the prompt would be {context.total_tokens} tokens; "
                 f"gate: {context.gate.reason if context.gate else 'n/a'})"
             )
-        else:
-            reply = message_text(self.model.invoke(context.messages)).strip() or "(empty reply)"
+        reply = message_text(self.model.invoke(context.messages)).strip() or "(empty reply)"
         self.memory.add_messages([AIMessage(reply)])
         return reply
 

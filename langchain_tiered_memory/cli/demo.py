@@ -22,6 +22,7 @@ from rich.text import Text
 
 from langchain_tiered_memory.budget.context import CORE_HEADER, RECALL_HEADER, ContextWindow
 from langchain_tiered_memory.cli.demo_script import LATE_QUESTIONS, SESSIONS
+from langchain_tiered_memory.cli.output import plain_console
 from langchain_tiered_memory.memory import TieredMemory
 from langchain_tiered_memory.store import MemoryStore
 from langchain_tiered_memory.tiers.buffer import SUMMARY_HEADER, CompressionEvent
@@ -128,7 +129,7 @@ def run_demo(
         data_dir: Where the demo's store lives (default: a temporary folder).
         embeddings: Embeddings for the store (default: the offline default).
     """
-    console = console or Console()
+    console = console or plain_console()
     with contextlib.ExitStack() as stack:
         if memory_factory is not None:
             memory = memory_factory()
@@ -221,6 +222,7 @@ def _replay(memory: TieredMemory, console: Console, model: BaseChatModel | None)
             console.print(
                 f"   gate: {'recall' if gate.recall else 'no recall'} - {gate.reason}",
                 style="magenta",
+                markup=False,
             )
         for item in context.recalled:
             console.print(
@@ -230,7 +232,9 @@ def _replay(memory: TieredMemory, console: Console, model: BaseChatModel | None)
             )
         for needle, where in found.items():
             style = "green" if where else "red"
-            console.print(f"   fact {needle!r}: {where or 'NOT in context'}", style=style)
+            console.print(
+                f"   fact {needle!r}: {where or 'NOT in context'}", style=style, markup=False
+            )
         console.print(f"   A: {reply}", markup=False)
         _print_events(console, events)
     result.turns = number

@@ -24,8 +24,10 @@ from __future__ import annotations
 from typing import Any
 
 from rich.console import Console
+from rich.markup import escape
 from rich.table import Table
 
+from langchain_tiered_memory.cli.output import literal
 from langchain_tiered_memory.storage.codec import record_to_dict
 from langchain_tiered_memory.store import MemoryStore
 
@@ -71,10 +73,10 @@ def inspect_user(
 
 def render_inspection(data: dict[str, Any], console: Console) -> None:
     """Print an inspection as tables."""
-    console.rule(f"memory of {data['user_id']}")
+    console.rule(f"memory of {escape(str(data['user_id']))}")
     for thread_id, thread in data["threads"].items():
         console.print(
-            f"[bold]thread {thread_id}[/]: turns {thread['buffered_turns'][:1]}..."
+            f"[bold]thread {escape(str(thread_id))}[/]: turns {thread['buffered_turns'][:1]}..."
             f"{thread['buffered_turns'][-1:]} in buffer ({thread['buffer_tokens']} tokens), "
             f"next turn {thread['next_turn']}"
         )
@@ -86,8 +88,8 @@ def render_inspection(data: dict[str, Any], console: Console) -> None:
         table.add_column(column)
     for fact in data["core_memory"]["active"]:
         table.add_row(
-            fact["subject"],
-            fact["content"],
+            literal(fact["subject"]),
+            literal(fact["content"]),
             "stated" if fact["stated"] else "inferred",
             str(fact["source_turn"]),
             f"{fact['importance']:g}",
@@ -100,11 +102,11 @@ def render_inspection(data: dict[str, Any], console: Console) -> None:
             old.add_column(column)
         for fact in history:
             old.add_row(
-                fact["subject"],
-                fact["content"],
+                literal(fact["subject"]),
+                literal(fact["content"]),
                 fact["status"],
                 fact["created_at"][:19],
-                fact["reason"] or "",
+                literal(fact["reason"] or ""),
             )
         console.print(old)
     records = Table(title=f"archive ({len(data['records'])} records)")
@@ -114,8 +116,8 @@ def render_inspection(data: dict[str, Any], console: Console) -> None:
         records.add_row(
             record["kind"],
             str(record["created_at"])[:19],
-            ",".join(record["sources"][:3]),
-            record["text"][:70].replace("\n", " "),
+            literal(",".join(record["sources"][:3])),
+            literal(record["text"][:70].replace("\n", " ")),
         )
     console.print(records)
     audit = Table(title=f"audit log (last {min(30, len(data['audit']))})")
@@ -124,7 +126,10 @@ def render_inspection(data: dict[str, Any], console: Console) -> None:
     for event in data["audit"][-30:]:
         payload = {k: v for k, v in event["payload"].items() if v not in (None, [], {})}
         audit.add_row(
-            str(event["at"])[:19], event["kind"], str(event["thread_id"] or ""), _short(payload)
+            str(event["at"])[:19],
+            event["kind"],
+            literal(event["thread_id"] or ""),
+            literal(_short(payload)),
         )
     console.print(audit)
 

@@ -6,5 +6,6 @@
 * :mod:`.history` - ``RunnableWithMessageHistory``: the chat history and its factory;
 * :mod:`.classic` - ``ConversationSummaryBufferMemory``'s drop-in replacement;
 * :mod:`.langgraph_store` - a LangGraph ``BaseStore`` over the memory;
+* :mod:`.mcp_server` - the memory as an MCP server (``tiered-memory mcp``);
 * :mod:`.identity` and :mod:`.resolver` - whose memory a run uses.
 """

@@ -4,22 +4,42 @@ LangGraph users keep long-term memory in a ``BaseStore`` (``create_agent(store=.
 ``InjectedStore`` tools, langmem's ``create_manage_memory_tool`` /
 ``create_search_memory_tool``, the platform's store API). Handing them a
 ``TieredMemoryStore`` puts those memories in our archive: each item is a record
-of its user (found in the namespace), searched with hybrid recall (dense +
-keyword, with recency and importance), isolated per user, deleted by
-``forget_user`` with everything else of the user - and recalled by the
-memory's own recall too.
+of its user (found in the namespace), searched with the archive's dense and
+keyword indexes, isolated per namespace, deleted by ``forget_user`` with
+everything else of the user - and recalled by the memory's own recall too.
 
-* ``put(namespace, key, value)`` stores (or replaces) one record; its text is
-  the value's ``index`` fields, else its ``"content"`` if that is a string,
-  else the value as JSON. ``index=False`` keeps it out of search by query.
-* ``get`` / ``delete`` by namespace and key; ``search(prefix, query=...)``
-  ranks with the memory's recall, ``filter=`` matches value fields (equality
-  or ``$eq``, ``$ne``, ``$gt``, ``$gte``, ``$lt``, ``$lte``); without a query
-  items come newest first.
-* The user is ``namespace[user_index]`` (default ``-1``: langmem's
-  ``("memories", "{langgraph_user_id}")``; use ``0`` for
-  ``(user_id, "memories")``). A namespace without one is an error.
-* TTLs are not supported (``supports_ttl`` is False).
+* ``put(namespace, key, value, ttl=...)`` stores (or replaces) one record;
+  its text is the value's ``index`` fields, else its ``"content"`` if that is
+  a string, else the value as JSON. ``index=False`` keeps it out of ranking
+  by query (it comes after the ranked items, with score ``None``).
+* ``get`` / ``delete`` by namespace and key. ``search(prefix, query=...,
+  filter=...)`` finds the items under a namespace prefix of any depth: with a
+  query they are ranked by an absolute score (the cosine similarity of the
+  query and the item, or for a keyword match a BM25-based score in 0-1 when
+  that is higher), so a lone hit scores what it matches, never 0 by
+  construction; without one, newest first. ``filter=`` matches value fields
+  (equality, nested dicts, dotted paths, or ``$eq``, ``$ne``, ``$gt``,
+  ``$gte``, ``$lt``, ``$lte``, ``$in``, ``$nin``).
+* ``list_namespaces(prefix=, suffix=, max_depth=)``, ``*`` wildcards included.
+* **TTL** as LangGraph defines it (``supports_ttl`` is True): ``ttl=`` minutes
+  per put, or ``TTLConfig`` (``default_ttl``, ``refresh_on_read``,
+  ``sweep_interval_minutes``). An item's expiry is its record's
+  ``expires_at``: no read returns an expired item (``omit_expired`` always
+  holds), reads refresh the expiry of what they return unless
+  ``refresh_ttl=False``, and :meth:`TieredMemoryStore.sweep_ttl` (or the
+  sweeper thread of :meth:`~TieredMemoryStore.start_ttl_sweeper`) deletes
+  what expired as a forget would (see
+  :meth:`~langchain_tiered_memory.store.MemoryStore.sweep_expired`).
+* **Whose memory**: the user is ``namespace[user_index]`` (default ``1``:
+  langmem's ``("memories", "{langgraph_user_id}")`` and
+  ``("org", "{user_id}", "memories")``; ``0`` for ``(user_id, "memories")``).
+  The identity rule names users by id alone, so an item belongs to the
+  memory of the user its namespace names: the graph's recall for that user
+  sees it and forgetting the user deletes it, in every namespace. A namespace
+  too short to name a user is an error. A search or listing whose prefix
+  stops before the user position looks through every user's items (its cost
+  grows with the number of users); so does every search with a negative
+  ``user_index``, since a prefix cannot say which element is last.
 * A namespace, key or value holding a lone UTF-16 surrogate or a NUL is a
   ``ValueError`` before anything is read or written
   (:func:`~langchain_tiered_memory.ids.check_text`).
@@ -36,6 +56,9 @@ Example:
     ['m1']
     >>> store.search(("memories", "bob"), query="jazz")
     []
+    >>> store.put(("org1", "ana", "notes"), "n1", {"content": "Ana's flight is on May 3"})
+    >>> [i.key for i in store.search(("org1",), query="flight")]
+    ['n1']
     >>> _ = memory.forget_user("ana"); store.get(("memories", "ana"), "m1") is None
     True
 """
@@ -43,10 +66,14 @@ Example:
 from __future__ import annotations
 
 import asyncio
+import concurrent.futures
 import json
 import logging
+import math
+import threading
 from collections.abc import Iterable, Mapping, Sequence
-from datetime import datetime, timezone
+from dataclasses import replace
+from datetime import datetime, timedelta, timezone
 from typing import Any
 
 from langgraph.store.base import (
@@ -59,6 +86,7 @@ from langgraph.store.base import (
     Result,
     SearchItem,
     SearchOp,
+    TTLConfig,
 )
 
 from langchain_tiered_memory.ids import check_id, check_text
@@ -66,7 +94,7 @@ from langchain_tiered_memory.records import MemoryRecord
 from langchain_tiered_memory.store import MemoryStore
 from langchain_tiered_memory.tiers.turns import clean_text
 
-__all__ = ["TieredMemoryStore", "item_record_id"]
+__all__ = ["TieredMemoryStore", "item_record_id", "matches_filter"]
 
 logger = logging.getLogger(__name__)
 
@@ -87,7 +115,7 @@ def _text(value: Mapping[str, Any], index: Sequence[str] | bool | None) -> str:
     if index is False:
         return ""
     if index is not None and not isinstance(index, bool):
-        parts = [value.get(field) for field in index]
+        parts = [_lookup(value, field)[1] for field in index]
         return "\n".join(p if isinstance(p, str) else json.dumps(p) for p in parts if p is not None)
     content = value.get("content")
     if isinstance(content, str):
@@ -95,26 +123,108 @@ def _text(value: Mapping[str, Any], index: Sequence[str] | bool | None) -> str:
     return json.dumps(dict(value), ensure_ascii=False, default=str)
 
 
-_OPS = {
+# -- filters --------------------------------------------------------------------------
+
+
+def _number(value: Any) -> float | None:
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return None
+    return float(value)
+
+
+def _ordered(got: Any, want: Any, test: Any) -> bool:
+    a, b = _number(got), _number(want)
+    if a is not None and b is not None:
+        return bool(test(a, b))
+    if isinstance(got, str) and isinstance(want, str):
+        return bool(test(got, want))
+    return False  # missing, or values that have no order between them
+
+
+_OPS: dict[str, Any] = {
     "$eq": lambda a, b: a == b,
     "$ne": lambda a, b: a != b,
-    "$gt": lambda a, b: a is not None and a > b,
-    "$gte": lambda a, b: a is not None and a >= b,
-    "$lt": lambda a, b: a is not None and a < b,
-    "$lte": lambda a, b: a is not None and a <= b,
+    "$gt": lambda a, b: _ordered(a, b, lambda x, y: x > y),
+    "$gte": lambda a, b: _ordered(a, b, lambda x, y: x >= y),
+    "$lt": lambda a, b: _ordered(a, b, lambda x, y: x < y),
+    "$lte": lambda a, b: _ordered(a, b, lambda x, y: x <= y),
+    "$in": lambda a, b: isinstance(b, (list, tuple)) and a in b,
+    "$nin": lambda a, b: isinstance(b, (list, tuple)) and a not in b,
 }
 
 
-def _matches(value: Mapping[str, Any], flt: Mapping[str, Any] | None) -> bool:
-    """Whether ``value`` passes a store filter (equality or ``{"$op": x}`` per field)."""
+def _lookup(value: Any, field: str) -> tuple[bool, Any]:
+    """``(found, value)`` of a field: the literal key, else a dotted path into dicts."""
+    if isinstance(value, Mapping) and field in value:
+        return True, value[field]
+    current = value
+    for part in field.split("."):
+        if not isinstance(current, Mapping) or part not in current:
+            return False, None
+        current = current[part]
+    return True, current
+
+
+def _same(got: Any, want: Any) -> bool:
+    if isinstance(want, Mapping):
+        if want and all(isinstance(k, str) and k.startswith("$") for k in want):
+            unknown = [k for k in want if k not in _OPS]
+            if unknown:
+                raise ValueError(
+                    f"unknown filter operator(s) {unknown}; use some of {sorted(_OPS)}"
+                )
+            return all(_OPS[op](got, arg) for op, arg in want.items())
+        return isinstance(got, Mapping) and all(_same(got.get(k), v) for k, v in want.items())
+    if isinstance(want, (list, tuple)):
+        return (
+            isinstance(got, (list, tuple))
+            and len(got) == len(want)
+            and all(_same(g, w) for g, w in zip(got, want, strict=True))
+        )
+    if isinstance(want, float) and math.isnan(want):
+        return False
+    return bool(got == want)
+
+
+def matches_filter(value: Mapping[str, Any], flt: Mapping[str, Any] | None) -> bool:
+    """Whether an item's value passes a LangGraph store filter.
+
+    Each filter field (a key, or a dotted path into nested dicts) must equal
+    the given value (dicts and lists compared element by element) or pass
+    every ``{"$op": x}`` given; ``$gt``/``$gte``/``$lt``/``$lte`` compare
+    numbers with numbers and strings with strings, and a missing field
+    passes only ``$ne`` and ``$nin``.
+
+    Raises:
+        ValueError: for an unknown ``$`` operator.
+
+    Example:
+        >>> item = {"kind": "pet", "rank": 5, "owner": {"name": "ana"}}
+        >>> matches_filter(item, {"kind": "pet", "rank": {"$gte": 3, "$lt": 9}})
+        True
+        >>> matches_filter(item, {"owner.name": "ana"})
+        True
+        >>> matches_filter(item, {"rank": {"$in": [1, 2]}})
+        False
+    """
     for field, want in (flt or {}).items():
-        got = value.get(field)
-        if isinstance(want, Mapping) and want and all(k in _OPS for k in want):
-            if not all(_OPS[op](got, arg) for op, arg in want.items()):
-                return False
-        elif got != want:
+        found, got = _lookup(value, field)
+        if not found and not (isinstance(want, Mapping) and set(want) <= {"$ne", "$nin"} and want):
+            return False
+        if not _same(got, want):
             return False
     return True
+
+
+def _fits(namespace: tuple[str, ...], condition: Any) -> bool:
+    path = tuple(condition.path)
+    if len(path) > len(namespace):
+        return False
+    part = namespace[: len(path)] if condition.match_type == "prefix" else namespace[-len(path) :]
+    return all(p == "*" or p == n for p, n in zip(path, part, strict=True))
+
+
+# -- the store --------------------------------------------------------------------------
 
 
 class TieredMemoryStore(BaseStore):
@@ -122,33 +232,54 @@ class TieredMemoryStore(BaseStore):
 
     Args:
         memory: The store the items go to (and are forgotten with).
-        user_index: Which element of a namespace is the user id (default: the
-            last one).
+        user_index: Which element of a namespace is the user id (default 1).
+        ttl: LangGraph's ``TTLConfig``: ``default_ttl`` (minutes) for puts that
+            give none, ``refresh_on_read`` (default True), ``sweep_interval_minutes``
+            for :meth:`start_ttl_sweeper`.
+
+    Raises:
+        ValueError: for a non-positive ``default_ttl`` or ``sweep_interval_minutes``.
     """
 
-    supports_ttl = False
+    supports_ttl = True
 
-    def __init__(self, memory: MemoryStore, *, user_index: int = -1) -> None:
+    def __init__(
+        self, memory: MemoryStore, *, user_index: int = 1, ttl: TTLConfig | None = None
+    ) -> None:
         self.memory = memory
         self.user_index = user_index
+        self.ttl_config: TTLConfig | None = dict(ttl) if ttl else None  # type: ignore[assignment]
+        for name in ("default_ttl", "sweep_interval_minutes"):
+            value: Any = (ttl or {}).get(name)
+            if value is not None and not (isinstance(value, (int, float)) and value > 0):
+                raise ValueError(f"ttl[{name!r}] must be a positive number of minutes, got {value}")
+        self._sweeper: threading.Thread | None = None
+        self._stop = threading.Event()
 
     # -- the mapping --------------------------------------------------------------
 
-    def _user(self, namespace: Sequence[str]) -> str:
+    def _user(self, namespace: tuple[str, ...]) -> str:
         try:
             raw = namespace[self.user_index]
         except IndexError:
             raise ValueError(
-                f"namespace {tuple(namespace)!r} has no user id at index {self.user_index}; "
+                f"namespace {namespace!r} has no user id at index {self.user_index}; "
                 "every item belongs to one user (see TieredMemoryStore(user_index=...))"
             ) from None
         return check_id(raw, "the namespace's user id")
 
+    def _users_under(self, prefix: tuple[str, ...]) -> list[str]:
+        """The users whose items a search under ``prefix`` may find."""
+        if self.user_index >= 0 and len(prefix) > self.user_index:
+            user = prefix[self.user_index]
+            return [] if user == "*" else [check_id(user, "the namespace's user id")]
+        return self.memory.users()
+
     @staticmethod
     def _check_namespace(namespace: Sequence[str]) -> tuple[str, ...]:
-        if not isinstance(namespace, tuple) or not all(isinstance(p, str) and p for p in namespace):
+        if isinstance(namespace, str) or not all(isinstance(p, str) and p for p in namespace):
             raise ValueError(f"a namespace is a tuple of non-empty strings, got {namespace!r}")
-        return namespace
+        return tuple(namespace)
 
     @staticmethod
     def _check_key(namespace: tuple[str, ...], key: str) -> None:
@@ -181,6 +312,22 @@ class TieredMemoryStore(BaseStore):
         }
         return SearchItem(**fields, score=score) if search else Item(**fields)
 
+    def _refresh(self, records: Sequence[MemoryRecord], wanted: bool) -> None:
+        """Push the expiry of items read with ``refresh_ttl`` back to now + their TTL."""
+        if not wanted:
+            return
+        now = datetime.now(timezone.utc)
+        for record in records:
+            minutes = record.metadata[_META].get("ttl")
+            if minutes is None or record.expires_at is None:
+                continue
+            try:
+                self.memory.archive.update_record(
+                    replace(record, expires_at=now + timedelta(minutes=float(minutes)))
+                )
+            except KeyError:  # deleted or expired meanwhile: nothing to refresh
+                continue
+
     # -- the operations -----------------------------------------------------------
 
     def _get(self, op: GetOp) -> Item | None:
@@ -188,7 +335,10 @@ class TieredMemoryStore(BaseStore):
         user = self._user(namespace)
         self._check_key(namespace, op.key)
         found = self.memory.archive.get([item_record_id(namespace, op.key)], user_id=user)
-        return self._item(found[0]) if found else None
+        if not found:
+            return None
+        self._refresh(found, op.refresh_ttl)
+        return self._item(found[0])
 
     def _put(self, op: PutOp) -> None:
         namespace = self._check_namespace(op.namespace)
@@ -201,35 +351,28 @@ class TieredMemoryStore(BaseStore):
         if op.value is None:
             self.memory.archive.delete([record_id], user_id=user)
             return
-        if op.ttl is not None:
-            raise NotImplementedError("TieredMemoryStore does not support TTLs")
+        if op.ttl is not None and not (isinstance(op.ttl, (int, float)) and op.ttl > 0):
+            raise ValueError(f"ttl is a positive number of minutes or None, got {op.ttl!r}")
         value = dict(op.value)
         now = datetime.now(timezone.utc)
-        current = self.memory.archive.get([record_id], user_id=user)
+        expires = now + timedelta(minutes=float(op.ttl)) if op.ttl is not None else None
         meta = {
             _META: {
                 "namespace": list(namespace),
                 "key": op.key,
                 "value": value,
                 "updated_at": now.isoformat(),
+                "ttl": op.ttl,
             },
             "source": "langgraph_store",
             "stated": False,
         }
         text = _text(value, op.index)
+        current = self.memory.archive.get([record_id], user_id=user)
         if current:
             old = current[0]
             self.memory.archive.update_record(
-                MemoryRecord(
-                    id=record_id,
-                    user_id=user,
-                    thread_id=None,
-                    kind="observation",
-                    text=text,
-                    created_at=old.created_at,
-                    importance=old.importance,
-                    metadata=meta,
-                )
+                replace(old, text=text, metadata=meta, expires_at=expires, thread_id=None)
             )
             return
         self.memory.archive.add(
@@ -241,45 +384,100 @@ class TieredMemoryStore(BaseStore):
                     text=text,
                     created_at=now,
                     metadata=meta,
+                    expires_at=expires,
+                )
+            ]
+        )
+        self._replace_expired(record_id, user, text, meta, now, expires)
+
+    def _replace_expired(
+        self,
+        record_id: str,
+        user: str,
+        text: str,
+        meta: dict[str, Any],
+        now: datetime,
+        expires: datetime | None,
+    ) -> None:
+        """An expired, unswept record under the same id skipped the add: sweep it, add again."""
+        if self.memory.archive.get([record_id], user_id=user):
+            return
+        self.memory.archive.delete([record_id], user_id=user)
+        self.memory.archive.add(
+            [
+                MemoryRecord.new(
+                    id=record_id,
+                    user_id=user,
+                    kind="observation",
+                    text=text,
+                    created_at=now,
+                    metadata=meta,
+                    expires_at=expires,
                 )
             ]
         )
 
+    def _candidates(self, prefix: tuple[str, ...], flt: Mapping[str, Any] | None) -> list[Any]:
+        found: list[MemoryRecord] = []
+        for user in self._users_under(prefix):
+            for record in self._records(user):
+                meta = record.metadata[_META]
+                if tuple(meta["namespace"][: len(prefix)]) == prefix and matches_filter(
+                    meta["value"], flt
+                ):
+                    found.append(record)
+        return found
+
+    def _scores(self, query: str, records: Sequence[MemoryRecord]) -> dict[str, float]:
+        """Absolute scores of ``records`` for ``query``: cosine similarity, or a keyword
+        match's ``bm25 / (1 + bm25)`` when that is higher."""
+        scores: dict[str, float] = {}
+        by_user: dict[str, int] = {}
+        for record in records:
+            by_user[record.user_id] = by_user.get(record.user_id, 0) + 1
+        archive = self.memory.archive
+        for user in by_user:
+            n = max(1, archive.count(user))
+            if self.memory.embeddings is not None:
+                for record, cosine in archive.dense_search(
+                    query, user_id=user, kinds="observation", n=n
+                ):
+                    scores[record.id] = float(cosine)
+            for record, bm25 in archive.keyword_search(
+                query, user_id=user, kinds="observation", n=n
+            ):
+                keyword = float(bm25) / (1.0 + float(bm25)) if bm25 > 0 else 0.0
+                scores[record.id] = max(scores.get(record.id, keyword), keyword)
+        return scores
+
     def _search(self, op: SearchOp) -> list[SearchItem]:
         prefix = self._check_namespace(op.namespace_prefix)
-        user = self._user(prefix)
-        wanted = op.offset + op.limit
-
-        def inside(record: MemoryRecord) -> bool:
-            meta = record.metadata.get(_META)
-            return (
-                isinstance(meta, Mapping)
-                and tuple(meta["namespace"][: len(prefix)]) == prefix
-                and _matches(meta["value"], op.filter)
-            )
-
+        records = self._candidates(prefix, op.filter)
         if op.query:
-            from langchain_tiered_memory.recall.hybrid import Recaller
-
-            recaller = Recaller(self.memory.archive, self.memory.embeddings, k=max(1, wanted))
-            hits = recaller.recall(
-                clean_text(op.query), user_id=user, kinds=["observation"], k=max(4 * wanted, 20)
+            scores = self._scores(clean_text(op.query), [r for r in records if r.text])
+            ranked = sorted(
+                records,
+                key=lambda r: (
+                    r.id not in scores or not r.text,
+                    -scores.get(r.id, 0.0),
+                    r.metadata[_META]["updated_at"],
+                ),
             )
-            found: list[tuple[MemoryRecord, float | None]] = [
-                (h.record, h.score) for h in hits if inside(h.record) and h.record.text
-            ]
+            found = [(r, scores.get(r.id, 0.0) if r.text else None) for r in ranked]
         else:
-            records = sorted(
-                (r for r in self._records(user) if inside(r)),
-                key=lambda r: r.metadata[_META].get("updated_at", ""),
-                reverse=True,
-            )
-            found = [(r, None) for r in records]
-        return [self._item(r, score, search=True) for r, score in found[op.offset : wanted]]
+            newest = sorted(records, key=lambda r: r.metadata[_META]["updated_at"], reverse=True)
+            found = [(r, None) for r in newest]
+        page = found[op.offset : op.offset + op.limit]
+        self._refresh([r for r, _ in page], op.refresh_ttl)
+        return [self._item(r, score, search=True) for r, score in page]
 
     def _list_namespaces(self, op: ListNamespacesOp) -> list[tuple[str, ...]]:
+        prefix: tuple[str, ...] = ()
+        for condition in op.match_conditions or ():
+            if condition.match_type == "prefix":
+                prefix = tuple(condition.path)
         seen: set[tuple[str, ...]] = set()
-        for user in self.memory.users():
+        for user in self._users_under(prefix):
             for record in self._records(user):
                 namespace = self._namespace_of(record)
                 if all(_fits(namespace, c) for c in op.match_conditions or ()):
@@ -307,10 +505,50 @@ class TieredMemoryStore(BaseStore):
         """Async twin of :meth:`batch` (runs in a worker thread)."""
         return await asyncio.to_thread(self.batch, list(ops))
 
+    # -- TTL ----------------------------------------------------------------------
 
-def _fits(namespace: tuple[str, ...], condition: Any) -> bool:
-    path = tuple(condition.path)
-    if len(path) > len(namespace):
-        return False
-    part = namespace[: len(path)] if condition.match_type == "prefix" else namespace[-len(path) :]
-    return all(p == "*" or p == n for p, n in zip(path, part, strict=True))
+    def sweep_ttl(self) -> int:
+        """Delete every expired record and fact of the memory now (as a forget would);
+        returns the number of records deleted."""
+        return self.memory.sweep_expired().records
+
+    async def asweep_ttl(self) -> int:
+        """Async twin of :meth:`sweep_ttl`."""
+        return await asyncio.to_thread(self.sweep_ttl)
+
+    def start_ttl_sweeper(
+        self, sweep_interval_minutes: float | None = None
+    ) -> concurrent.futures.Future[None]:
+        """Sweep every ``sweep_interval_minutes`` (default: the TTL config's, else 5)
+        in a daemon thread until :meth:`stop_ttl_sweeper`; a second call returns the
+        running sweeper's future."""
+        interval = sweep_interval_minutes or (self.ttl_config or {}).get("sweep_interval_minutes")
+        seconds = 60.0 * float(interval or 5)
+        future: concurrent.futures.Future[None] = concurrent.futures.Future()
+        if self._sweeper is not None and self._sweeper.is_alive():
+            future.set_result(None)
+            return future
+        self._stop.clear()
+
+        def run() -> None:
+            while not self._stop.wait(seconds):
+                try:
+                    swept = self.sweep_ttl()
+                    if swept:
+                        logger.info("TTL sweeper deleted %d expired records", swept)
+                except Exception:  # the sweeper keeps running
+                    logger.exception("TTL sweep failed; will retry")
+            future.set_result(None)
+
+        self._sweeper = threading.Thread(target=run, name="tiered-memory-ttl", daemon=True)
+        self._sweeper.start()
+        return future
+
+    def stop_ttl_sweeper(self, timeout: float | None = None) -> bool:
+        """Stop the sweeper thread; True once it has stopped (or none was running)."""
+        self._stop.set()
+        thread, self._sweeper = self._sweeper, None
+        if thread is None:
+            return True
+        thread.join(timeout)
+        return not thread.is_alive()

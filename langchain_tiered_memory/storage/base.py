@@ -419,6 +419,20 @@ class MemoryBackend(FactStore, Protocol):
         """A user's whole memory, JSON-ready."""
         ...
 
+    # -- expiry
+    def expired_users(self, now: datetime) -> list[str]:
+        """Users with a record or fact version whose ``expires_at`` has passed at ``now``."""
+        ...
+
+    def forget_expired(self, user_id: str, now: datetime) -> tuple[list[Any], int]:
+        """Forget the user's expired records and fact versions as a forget would; returns
+        the fact versions removed and the number of records deleted."""
+        ...
+
+    def idle_threads(self, before: datetime) -> list[tuple[str, str]]:
+        """``(user_id, thread_id)`` of the threads last written before ``before``."""
+        ...
+
     def close(self) -> None:
         """Flush and release everything."""
         ...

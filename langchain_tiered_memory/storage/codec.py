@@ -117,12 +117,14 @@ def record_to_dict(record: MemoryRecord) -> dict[str, Any]:
         "importance": record.importance,
         "sources": list(record.sources),
         "metadata": record.metadata,
+        "expires_at": record.expires_at.isoformat() if record.expires_at else None,
     }
 
 
 def record_from_dict(data: Mapping[str, Any]) -> MemoryRecord:
     """Inverse of :func:`record_to_dict`."""
     last = data.get("last_accessed_at")
+    expires = data.get("expires_at")
     return MemoryRecord(
         id=data["id"],
         user_id=data["user_id"],
@@ -134,6 +136,7 @@ def record_from_dict(data: Mapping[str, Any]) -> MemoryRecord:
         importance=float(data.get("importance", 5.0)),
         sources=tuple(data.get("sources", ())),
         metadata=dict(data.get("metadata", {})),
+        expires_at=datetime.fromisoformat(expires) if expires else None,
     )
 
 
@@ -175,6 +178,8 @@ def encode_record(record: MemoryRecord) -> tuple[str, str]:
     check_text(record.text, f"record {record.id!r} text")
     if not math.isfinite(record.importance):
         raise ValueError(f"record {record.id!r} importance must be finite")
+    if record.expires_at is not None and not isinstance(record.expires_at, datetime):
+        raise ValueError(f"record {record.id!r} expires_at must be a datetime or None")
     try:
         sources = json.dumps([str(s) for s in record.sources], ensure_ascii=False)
         metadata = json.dumps(record.metadata, ensure_ascii=False)

@@ -28,6 +28,7 @@ from datetime import datetime, timezone
 from typing import Any, Literal, Protocol
 
 from langchain_tiered_memory.budget.tokens import TokenCounter
+from langchain_tiered_memory.expiry import is_expired
 from langchain_tiered_memory.tiers.turns import clean_text
 
 __all__ = [
@@ -75,6 +76,9 @@ class CoreFact:
         reason: Why it was superseded or archived.
         source_thread: The thread of ``source_turn`` (``None`` when unknown),
             so that forgetting the fact can find the turn that stated it.
+        expires_at: When this version expires (``None``: never): from then on
+            it is out of core memory and recall, and the store's sweep deletes
+            it as a forget would (this is deletion, not the time a fact holds).
     """
 
     id: str
@@ -92,6 +96,7 @@ class CoreFact:
     superseded_by: str | None = None
     reason: str | None = None
     source_thread: str | None = None
+    expires_at: datetime | None = None
 
     @classmethod
     def new(cls, subject: str, content: str, **kwargs: Any) -> CoreFact:
@@ -137,6 +142,10 @@ class CoreFact:
         """JSON-ready form."""
         data = asdict(self)
         data["created_at"] = self.created_at.isoformat()
+        if self.expires_at is None:
+            del data["expires_at"]  # rows stay as they were for facts that never expire
+        else:
+            data["expires_at"] = self.expires_at.isoformat()
         return data
 
     @classmethod
@@ -144,6 +153,8 @@ class CoreFact:
         """Inverse of :meth:`to_dict`."""
         values = dict(data)
         values["created_at"] = datetime.fromisoformat(values["created_at"])
+        if values.get("expires_at") is not None:
+            values["expires_at"] = datetime.fromisoformat(values["expires_at"])
         return cls(**values)
 
 
@@ -183,6 +194,8 @@ def _checked(fact: object) -> CoreFact:
         raise TypeError(f"source_turn must be a turn index or None, got {fact.source_turn!r}.")
     if not isinstance(fact.stated, bool):
         raise TypeError(f"stated must be True or False, got {fact.stated!r}.")
+    if fact.expires_at is not None and not isinstance(fact.expires_at, datetime):
+        raise TypeError(f"expires_at must be a datetime or None, got {fact.expires_at!r}.")
     subject, content = clean_text(fact.subject), clean_text(fact.content)
     if subject is not fact.subject or content is not fact.content:
         fact = replace(fact, subject=subject, content=content)
@@ -465,8 +478,11 @@ class CoreMemory:
             return self._facts
 
     def active(self, block: str | None = None) -> list[CoreFact]:
-        """Active facts, most important first (then newest)."""
-        facts = [f for f in self._current() if f.status == "active"]
+        """Active facts, most important first (then newest); expired ones are left out."""
+        now = _now()
+        facts = [
+            f for f in self._current() if f.status == "active" and not is_expired(f.expires_at, now)
+        ]
         if block is not None:
             facts = [f for f in facts if f.block == block]
         return _ranked(facts)

@@ -102,15 +102,68 @@ def _score(sentence: str) -> float:
     return score
 
 
+_TAG = re.compile(r"^\[t[\d-]+\]\s*([^:]{1,64}):\s*")
+_NAMED = re.compile(r"\d+(?:[.,:]\d+)*|(?<!^)(?<![.!?]\s)\b[A-Z][\w'-]+")
+_CALENDAR = re.compile(
+    r"\b(?:january|february|march|april|june|july|august|september|october|november|"
+    r"december|monday|tuesday|wednesday|thursday|friday|saturday|sunday)\b",
+    re.I,
+)
+
+
+def _entities(text: str) -> set[str]:
+    """The verifiable tokens of a text: numbers, names (capitalised, not sentence-initial),
+    months and weekdays - the details a summary exists to keep.
+
+    Example:
+        >>> sorted(_entities("Sure. The Casa Azul is near Ribeira, check-in at 3 on Friday."))
+        ['3', 'azul', 'casa', 'friday', 'ribeira']
+        >>> _entities("Anything I can help with today?")
+        set()
+    """
+    found = {m.group().lower() for m in _NAMED.finditer(text)}
+    found |= {m.group().lower() for m in _CALENDAR.finditer(text)}
+    return found
+
+
+def _line_parts(line: str) -> tuple[str | None, str]:
+    """``(speaker, text)`` of a summary line ``[tN] speaker: text``."""
+    match = _TAG.match(line)
+    if match is None:
+        return None, line
+    return match.group(1), line[match.end() :]
+
+
+def _line_rank(line: str) -> tuple[int, float]:
+    """How much a summary line is worth keeping: the user's statements before the
+    assistant's, then by the sentence's signals (the ``[tN]`` tag is not scored)."""
+    speaker, text = _line_parts(line)
+    return (0 if speaker == "assistant" else 1, _score(text))
+
+
 class ExtractiveSummarizer:
     """A summariser that needs no model: keeps the entity-bearing sentences.
 
     For each evicted turn it keeps up to ``sentences_per_turn`` of the
     highest-scoring sentences per speaker (numbers, dates, capitalised names,
     decisions and preferences score highest), each line tagged ``[tN]`` with
-    its turn number. When the summary grows past ``max_tokens``, the
-    lowest-scoring lines go first (oldest first among equals); their turns
-    stay in the archive.
+    its turn number. What the user says is what the summary is for: an
+    assistant sentence is kept only when it adds a detail (a number, a name,
+    a date) that the user's messages of the turn do not hold, so "Anything I
+    can help with today?" never crowds out a statement. When the summary grows
+    past ``max_tokens``, the assistant's lines go first, then the
+    lowest-scoring of the user's (oldest first among equals); their turns stay
+    in the archive.
+
+    Example:
+        >>> from langchain_core.messages import AIMessage, HumanMessage
+        >>> from langchain_tiered_memory.budget.tokens import OpenAITokenCounter
+        >>> from langchain_tiered_memory.tiers.turns import Turn
+        >>> s = ExtractiveSummarizer(OpenAITokenCounter("gpt-4o-mini"))
+        >>> print(s.summarize("", [Turn(3, (
+        ...     HumanMessage("I'm allergic to shellfish and my sister Ines lives in Porto."),
+        ...     AIMessage("Noted! Anything I can help with today?")))], max_tokens=200))
+        [t3] user: I'm allergic to shellfish and my sister Ines lives in Porto.
 
     Args:
         counter: The memory's token counter.
@@ -131,6 +184,9 @@ class ExtractiveSummarizer:
 
     def _turn_lines(self, turn: Turn) -> list[str]:
         lines: list[str] = []
+        said = set().union(
+            *(_entities(message_text(m)) for m in turn.messages if isinstance(m, HumanMessage))
+        )
         for message in turn.messages:
             if not isinstance(message, HumanMessage | AIMessage):
                 continue
@@ -138,6 +194,8 @@ class ExtractiveSummarizer:
             if not text:
                 continue
             sentences = [s for s in _SENTENCE.split(text) if s.strip()]
+            if isinstance(message, AIMessage):  # only what the assistant adds
+                sentences = [s for s in sentences if _entities(s) - said]
             ranked = [
                 pair
                 for pair in sorted(enumerate(sentences), key=lambda p: (-_score(p[1]), p[0]))
@@ -171,7 +229,7 @@ class ExtractiveSummarizer:
             return text
         costs = [self.counter.count_text(line) + 1 for line in lines]
         total = sum(costs)
-        order = sorted(range(len(lines)), key=lambda i: (_score(lines[i]), i))
+        order = sorted(range(len(lines)), key=lambda i: (_line_rank(lines[i]), i))
         dropped: set[int] = set()
         for i in order:
             if total <= max_tokens:
@@ -183,6 +241,9 @@ class ExtractiveSummarizer:
         while kept and self.counter.count_text(text) > max_tokens:
             kept.pop(0)
             text = "\n".join(kept)
+        if not kept and lines:  # no whole line fits: the best one, clipped to the room
+            best = max(range(len(lines)), key=lambda i: (_line_rank(lines[i]), i))
+            text = clip_text(lines[best], max_tokens, self.counter)
         return text
 
 

@@ -74,6 +74,9 @@ RETRIED = (
     "export_user",
     "finish_forgets",
     "recovered_forgets",
+    "expired_users",
+    "forget_expired",
+    "idle_threads",
 )
 
 

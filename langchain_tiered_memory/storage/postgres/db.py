@@ -173,6 +173,16 @@ def storage_error(exc: BaseException, where: str, doing: str) -> StorageError:
             f"{message}. The database is damaged: restore it from a backup or REINDEX."
         )
     if isinstance(exc, psycopg.OperationalError):
+        if "does not exist" in text and "database" in text:
+            return StorageUnavailableError(
+                f"{message} (create the database first - e.g. createdb, or CREATE DATABASE - "
+                "or point the URL at an existing one)"
+            )
+        if doing.startswith(("opening", "reading", "migrating")):
+            return StorageUnavailableError(
+                f"{message} (is the server running, and are the URL's host, port, user, "
+                "password and database right?)"
+            )
         return StorageUnavailableError(
             f"{message} (the server is unreachable or the connection dropped; nothing of this "
             "call was written - retry it: adds are idempotent by message id)"

@@ -91,7 +91,7 @@ _TABLES = (
     _Table(
         "facts",
         ("seq",),
-        ("seq", "user_id", "fact_id", "subject", "block", "status", "body"),
+        ("seq", "user_id", "fact_id", "subject", "block", "status", "body", "expires_at"),
         identity="seq",
     ),
     _Table("forgotten_messages", ("user_id", "digest"), ("user_id", "digest")),
@@ -116,6 +116,7 @@ _TABLES = (
             "importance",
             "sources",
             "metadata",
+            "expires_at",
             "vector",
         ),
         identity="rid",
@@ -173,7 +174,21 @@ def _open_source(directory: Path) -> sqlite3.Connection:
     if (directory / "state.sqlite").exists():  # an older layout: upgraded in place first
         logger.warning("upgrading %s to the current layout before copying it", directory)
         SQLiteBackend(directory, embeddings=None).close()
-    return sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True)
+    conn = sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True)
+    columns = {row[1] for row in conn.execute("PRAGMA table_info(records)").fetchall()}
+    if "expires_at" not in columns:  # schema 2: the columns added since, added in place
+        conn.close()
+        from langchain_tiered_memory.storage.sqlite.db import SQLiteDatabase
+        from langchain_tiered_memory.storage.sqlite.schema import create_schema
+
+        logger.warning("upgrading %s to the current schema before copying it", directory)
+        db = SQLiteDatabase(path)
+        try:
+            create_schema(db)
+        finally:
+            db.close()
+        conn = sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True)
+    return conn
 
 
 def _source_meta(conn: sqlite3.Connection) -> dict[str, str]:

@@ -74,7 +74,11 @@ from langchain_tiered_memory.storage.sql.records import (
     audit_added,
     check_owners,
     chunks,
+    live_hits,
+    live_records,
     query_unit_vector,
+    same_embedder,
+    wrong_embedder,
 )
 from langchain_tiered_memory.storage.vectors import unit_rows
 
@@ -85,18 +89,18 @@ logger = logging.getLogger(__name__)
 _CHUNK = 1000
 _COLS = (
     "r.rid, r.id, r.user_id, r.thread_id, r.kind, r.text, r.created_at, r.last_accessed_at, "
-    "r.importance, r.sources, r.metadata"
+    "r.importance, r.sources, r.metadata, r.expires_at"
 )
 
 
 def record_insert_sql(*, with_rid: bool = False) -> str:
     """The ``INSERT`` of one record (``?`` placeholders: [rid,] id, user_id, thread_id,
-    kind, text, created_at, last_accessed_at, importance, sources, metadata, vector,
-    keyword text); skips an id stored already and returns ``rid, id``."""
+    kind, text, created_at, last_accessed_at, importance, sources, metadata, expires_at,
+    vector, keyword text); skips an id stored already and returns ``rid, id``."""
     names = ["id", "user_id", "thread_id", "kind", "text", "created_at", "last_accessed_at"]
-    names += ["importance", "sources", "metadata", "embedding"]
+    names += ["importance", "sources", "metadata", "expires_at", "embedding"]
     types = ["text", "text", "text", "text", "text", "bigint", "bigint", "float8", "text"]
-    types += ["text", "vector"]
+    types += ["text", "bigint", "vector"]
     if with_rid:
         names, types = ["rid", *names], ["bigint", *types]
     values = ", ".join(f"?::{t} AS {n}" for n, t in zip(names, types, strict=True))
@@ -145,6 +149,7 @@ def _record(row: Sequence[Any]) -> MemoryRecord:
         float(row[8]),
         () if sources == "[]" else tuple(json.loads(sources)),
         {} if metadata == "{}" else json.loads(metadata),
+        from_micros(row[11]) if row[11] is not None else None,
     )
 
 
@@ -207,20 +212,21 @@ class PostgresRecordStore:
         return int(value) if value is not None else None
 
     def _check_embeddings_id(self, wanted: str) -> None:
+        """Refuse embeddings other than the ones the stored vectors came from (an
+        archive without vectors takes the new ones)."""
         with self._db.write() as tx:
             tx.execute(
                 "INSERT INTO meta (key, value) VALUES ('embeddings', ?) ON CONFLICT DO NOTHING",
                 (wanted,),
             )
             stored = tx.execute("SELECT value FROM meta WHERE key='embeddings'").fetchone()[0]
-        if stored != wanted:
-            logger.warning(
-                "%s was built with embeddings %s, now opened with %s; dense search compares "
-                "vectors of different models",
-                self._db.where,
-                stored,
-                wanted,
-            )
+            if same_embedder(stored, wanted):
+                return
+            if tx.execute("SELECT 1 FROM records WHERE embedding IS NOT NULL LIMIT 1").fetchone():
+                raise wrong_embedder(self._db.where, stored, wanted)
+            tx.execute("UPDATE meta SET value=? WHERE key='embeddings'", (wanted,))
+            tx.execute("DELETE FROM meta WHERE key='dim'")
+        self._dim = None
 
     def ensure_vector_index(self) -> bool:
         """Create the covering index of the vectors if their dimension allows it (see
@@ -361,6 +367,7 @@ class PostgresRecordStore:
                 float(record.importance),
                 sources,
                 metadata,
+                to_micros(record.expires_at) if record.expires_at else None,
                 vector,
                 document_text(record.text),
             )
@@ -468,12 +475,13 @@ class PostgresRecordStore:
                 float(record.importance),
                 sources,
                 metadata,
+                to_micros(record.expires_at) if record.expires_at else None,
             ]
             words = document_text(record.text)
             small = small_tsv_sql(f"to_tsvector('{TS_CONFIG}', ?)", "?::text", "?::text", "?::text")
             sets = (
                 "thread_id=?, kind=?, created_at=?, last_accessed_at=?, importance=?, "
-                f"sources=?, metadata=?, text=?, tsv=to_tsvector('{TS_CONFIG}', ?), "
+                f"sources=?, metadata=?, expires_at=?, text=?, tsv=to_tsvector('{TS_CONFIG}', ?), "
                 f"tsv_small={small}"
             )
             params += [record.text, words, words, record.user_id, record.thread_id, record.kind]
@@ -577,7 +585,7 @@ class PostgresRecordStore:
                 params.append(user_id)
             for row in self._db.query(sql, params):
                 found[row[1]] = self._hydrate(row)
-        return [found[i] for i in ids if i in found]
+        return live_records(found[i] for i in ids if i in found)
 
     def records(
         self,
@@ -594,7 +602,7 @@ class PostgresRecordStore:
         rows = self._db.query(
             f"SELECT {_COLS} FROM records r WHERE {where} ORDER BY r.created_at, r.rid", params
         )
-        return [self._hydrate(row) for row in rows]
+        return live_records(self._hydrate(row) for row in rows)
 
     def count(self, user_id: str | None = None) -> int:
         """Number of records (of one user, or all)."""
@@ -629,7 +637,7 @@ class PostgresRecordStore:
                 [list(chunk), *params],
             )
             found.update((int(row[0]), self._hydrate(row)) for row in rows)
-        return [(found[rid], score) for rid, score in best.items() if rid in found]
+        return live_hits((found[rid], score) for rid, score in best.items() if rid in found)
 
     def keyword_search(
         self,
@@ -663,7 +671,7 @@ class PostgresRecordStore:
             return self._bounded_keyword_search(parts, flt, size, n)
         sql, params = _bm25_sql(parts, flt, size, int(n))
         rows = self._db.query(sql, params)
-        return [(self._hydrate(row), float(row[11])) for row in rows]
+        return live_hits((self._hydrate(row), float(row[12])) for row in rows)
 
     def _bounded_keyword_search(
         self, parts: Sequence[tuple[str, str]], flt: RecordFilter, size: int, n: int
@@ -755,7 +763,7 @@ class PostgresRecordStore:
             )
             if flt.user_only and self.embeddings is not None:
                 self._maybe_index(user_id, vector.size)
-        return [(self._hydrate(row), -float(row[11])) for row in rows]
+        return live_hits((self._hydrate(row), -float(row[12])) for row in rows)
 
     def _maybe_index(self, user_id: str, dim: int) -> None:
         if self.ann.wants(user_id, self.user_size(user_id)):

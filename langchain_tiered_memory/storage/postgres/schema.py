@@ -24,6 +24,10 @@ to ``records_user_long`` and is read from the table) - and
 ``records_user_vectors`` (created once the vectors' dimension is known, up
 to :data:`COVERED_MAX_DIM`) the vectors.
 
+Schema 3 added ``expires_at`` (microseconds, ``NULL``: never) to ``records``
+and ``facts``; :func:`create_schema` adds the columns to an older database
+(``ADD COLUMN IF NOT EXISTS``: existing rows never expire).
+
 :func:`create_schema` runs under an advisory lock, so workers starting at
 once do not race on ``CREATE``.
 """
@@ -46,7 +50,7 @@ __all__ = [
 ]
 
 #: The layout version written to ``meta``.
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 3
 
 #: The text search configuration of the keyword index: English Snowball
 #: stemming without a stopword list (as SQLite's ``porter unicode61``, which
@@ -96,7 +100,8 @@ CREATE TABLE IF NOT EXISTS records (
     metadata TEXT NOT NULL,
     embedding vector,
     tsv tsvector NOT NULL,
-    tsv_small BOOLEAN NOT NULL DEFAULT false
+    tsv_small BOOLEAN NOT NULL DEFAULT false,
+    expires_at BIGINT
 );
 CREATE INDEX IF NOT EXISTS records_user_thread
     ON records (user_id, thread_id, kind, created_at);
@@ -154,9 +159,14 @@ CREATE TABLE IF NOT EXISTS facts (
     subject TEXT NOT NULL,
     block TEXT NOT NULL,
     status TEXT NOT NULL,
-    body TEXT NOT NULL
+    body TEXT NOT NULL,
+    expires_at BIGINT
 );
 CREATE INDEX IF NOT EXISTS facts_user ON facts (user_id, subject, block);
+ALTER TABLE records ADD COLUMN IF NOT EXISTS expires_at BIGINT;
+ALTER TABLE facts ADD COLUMN IF NOT EXISTS expires_at BIGINT;
+CREATE INDEX IF NOT EXISTS records_expiry ON records (expires_at) WHERE expires_at IS NOT NULL;
+CREATE INDEX IF NOT EXISTS facts_expiry ON facts (expires_at) WHERE expires_at IS NOT NULL;
 CREATE TABLE IF NOT EXISTS forgotten_messages (
     user_id TEXT NOT NULL,
     digest TEXT NOT NULL,

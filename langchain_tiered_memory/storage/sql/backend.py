@@ -37,6 +37,11 @@ What each forget removes:
   carries them is dropped too - the raw turns it summarised stay archived),
   and records citing any of these (observations).
 * :meth:`SQLBackend.forget_thread` - the thread's log, head and records.
+* :meth:`SQLBackend.forget_expired` - the user's records and fact versions
+  whose ``expires_at`` has passed, by the same machinery as a forget: an
+  expired fact goes as :meth:`SQLBackend.forget_facts` takes one version (its
+  record, the turns that stated it, the summaries carrying those), an
+  expired record as a deleted one, and records citing any of them too.
 """
 
 from __future__ import annotations
@@ -62,6 +67,7 @@ from langchain_tiered_memory.storage.base import (
     ThreadRead,
     check_user,
 )
+from langchain_tiered_memory.storage.codec import to_micros
 from langchain_tiered_memory.storage.sql import Database, Tx, facts_key, thread_key, user_key
 from langchain_tiered_memory.storage.sql.audit import AuditKind, AuditLog
 from langchain_tiered_memory.storage.sql.facts import FactLog
@@ -442,6 +448,65 @@ class SQLBackend:
         if checkpoint is not None:
             checkpoint()
 
+    def expired_users(self, now: datetime) -> list[str]:
+        """Users with a record or a fact version whose expiry has passed at ``now``."""
+        at = to_micros(now)
+        with self.db.read() as tx:
+            rows = tx.execute(
+                "SELECT user_id FROM records WHERE expires_at IS NOT NULL AND expires_at <= ? "
+                "UNION SELECT user_id FROM facts WHERE expires_at IS NOT NULL AND expires_at <= ? "
+                "ORDER BY 1",
+                (at, at),
+            ).fetchall()
+        return [str(r[0]) for r in rows]
+
+    def forget_expired(self, user_id: str, now: datetime) -> tuple[list[CoreFact], int]:
+        """Forget what of ``user_id`` expired at ``now`` (see the module docstring).
+
+        Returns the fact versions removed and the number of records deleted.
+        """
+        check_user(user_id)
+        at = to_micros(now)
+
+        def plan(tx: Tx) -> tuple[list[CoreFact], list[Row]]:
+            self.db.lock_key(tx, facts_key(user_id))
+            facts = self.facts_log.expired(tx, user_id, now)
+            rows: list[Row] = [
+                (int(r[0]), str(r[1]), str(r[2]))
+                for r in tx.execute(
+                    "SELECT rid, id, text FROM records WHERE user_id=? AND expires_at IS NOT NULL "
+                    "AND expires_at <= ?",
+                    (user_id, at),
+                ).fetchall()
+            ]
+            if facts:
+                self.facts_log.delete(tx, user_id, [f.id for f in facts])
+                ids = [fact_record_id(user_id, f.id) for f in facts]
+                rows += [row for row, _ in self.records.find_rows(tx, user_id, ids=ids)]
+                stated: dict[str, set[int]] = {}
+                for f in facts:
+                    if f.source_turn is not None and f.source_thread is not None:
+                        stated.setdefault(f.source_thread, set()).add(f.source_turn)
+                rows += self._forget_turns_in(tx, user_id, stated)
+            return facts, rows
+
+        facts, deleted = self._forget_some(user_id, plan)
+        if facts or deleted:
+            logger.info(
+                "swept user %s: %d expired fact versions, %d records", user_id, len(facts), deleted
+            )
+        return facts, deleted
+
+    def idle_threads(self, before: datetime) -> list[tuple[str, str]]:
+        """``(user_id, thread_id)`` of the threads last written before ``before``."""
+        with self.db.read() as tx:
+            rows = tx.execute(
+                "SELECT user_id, thread_id FROM threads WHERE updated_at < ? "
+                "ORDER BY user_id, thread_id",
+                (to_micros(before),),
+            ).fetchall()
+        return [(str(u), str(t)) for u, t in rows]
+
     def _open_intent(
         self, tx: Tx, user_id: str, rows: Sequence[Row], *, threads: Sequence[str], whole_user: bool
     ) -> ForgetIntent:
@@ -570,6 +635,13 @@ class SQLBackend:
         data["core_memory"] = [f.to_dict() for f in self.load_facts(user_id)[1]]
         data["exported_at"] = datetime.now(timezone.utc).isoformat()
         return data
+
+    def flush(self) -> None:
+        """Write what the record store keeps in memory (access times, a vector index
+        file) without closing anything."""
+        flush = getattr(self.records, "flush", None) or getattr(self.records, "flush_access", None)
+        if flush is not None:
+            flush()
 
     def close(self) -> None:
         """Flush and close the record store and the database."""

@@ -16,8 +16,9 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import replace
+from datetime import datetime
 
-from langchain_tiered_memory.storage.codec import fact_from_json, fact_to_json
+from langchain_tiered_memory.storage.codec import fact_from_json, fact_to_json, to_micros
 from langchain_tiered_memory.storage.sql import Database, Tx, facts_key, user_key
 from langchain_tiered_memory.tiers.core import (
     CoreFact,
@@ -90,9 +91,17 @@ class FactLog:
         if update.unchanged:
             return update
         tx.execute(
-            "INSERT INTO facts (user_id, fact_id, subject, block, status, body) "
-            "VALUES (?, ?, ?, ?, ?, ?)",
-            (user_id, fact.id, fact.subject, fact.block, fact.status, fact_to_json(fact)),
+            "INSERT INTO facts (user_id, fact_id, subject, block, status, body, expires_at) "
+            "VALUES (?, ?, ?, ?, ?, ?, ?)",
+            (
+                user_id,
+                fact.id,
+                fact.subject,
+                fact.block,
+                fact.status,
+                fact_to_json(fact),
+                to_micros(fact.expires_at) if fact.expires_at else None,
+            ),
         )
         if update.superseded is not None:
             self._store(tx, user_id, update.superseded)
@@ -120,6 +129,12 @@ class FactLog:
         if not clauses:
             return []
         return self.select(tx, user_id, " OR ".join(clauses), params)
+
+    def expired(self, tx: Tx, user_id: str, now: datetime) -> list[CoreFact]:
+        """The user's fact versions whose expiry has passed at ``now`` (inside ``tx``)."""
+        return self.select(
+            tx, user_id, "expires_at IS NOT NULL AND expires_at <= ?", (to_micros(now),)
+        )
 
     def delete(self, tx: Tx, user_id: str, fact_ids: Sequence[str]) -> int:
         """Delete these versions (inside ``tx``)."""

@@ -12,16 +12,27 @@ Example:
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping, Sequence
+from datetime import datetime, timezone
 from typing import Any, TypeVar
 
 import numpy as np
 
+from langchain_tiered_memory.expiry import is_expired
 from langchain_tiered_memory.records import MemoryRecord
 from langchain_tiered_memory.storage.sql import Tx
 from langchain_tiered_memory.storage.sql.audit import AuditLog
 from langchain_tiered_memory.storage.vectors import unit_rows
 
-__all__ = ["audit_added", "check_owners", "chunks", "query_unit_vector"]
+__all__ = [
+    "audit_added",
+    "check_owners",
+    "chunks",
+    "live_hits",
+    "live_records",
+    "query_unit_vector",
+    "same_embedder",
+    "wrong_embedder",
+]
 
 _T = TypeVar("_T")
 
@@ -30,6 +41,63 @@ def chunks(items: Sequence[_T], size: int) -> Iterable[Sequence[_T]]:
     """``items`` in consecutive slices of at most ``size`` (for ``IN``/``ANY`` lists)."""
     for start in range(0, len(items), size):
         yield items[start : start + size]
+
+
+def live_records(records: Iterable[MemoryRecord]) -> list[MemoryRecord]:
+    """``records`` without the expired ones (every read of a record store goes through this
+    or :func:`live_hits`, so nothing expired is returned before the sweep deletes it).
+
+    Example:
+        >>> from datetime import datetime, timezone
+        >>> old = MemoryRecord.new(user_id="ana", kind="observation", text="x",
+        ...                        expires_at=datetime(2000, 1, 1, tzinfo=timezone.utc))
+        >>> new = MemoryRecord.new(user_id="ana", kind="observation", text="y")
+        >>> [r.text for r in live_records([old, new])]
+        ['y']
+    """
+    now = datetime.now(timezone.utc)
+    return [r for r in records if r.expires_at is None or not is_expired(r.expires_at, now)]
+
+
+def live_hits(hits: Iterable[tuple[MemoryRecord, float]]) -> list[tuple[MemoryRecord, float]]:
+    """Search hits ``(record, score)`` without the expired records (see :func:`live_records`)."""
+    now = datetime.now(timezone.utc)
+    return [(r, s) for r, s in hits if r.expires_at is None or not is_expired(r.expires_at, now)]
+
+
+def same_embedder(built: str, given: str) -> bool:
+    """Whether two embeddings ids name one embedder (see :func:`~..codec.embeddings_id`).
+
+    A class defined in a script is ``__main__.Name`` there and ``script.Name``
+    when another process imports the script: the same embedder.
+
+    Example:
+        >>> same_embedder("__main__.Hash:size=8", "worker.Hash:size=8")
+        True
+        >>> same_embedder("a.MiniLM", "b.WordLlama"), same_embedder("a.Hash", "b.Hash")
+        (False, False)
+    """
+    if built == given:
+        return True
+    for mine, theirs in ((built, given), (given, built)):
+        if mine.startswith("__main__."):
+            return theirs.endswith("." + mine.removeprefix("__main__."))
+    return False
+
+
+def wrong_embedder(where: str, built: str, given: str) -> ValueError:
+    """The error of an archive opened with embeddings other than its vectors came from.
+
+    Example:
+        >>> str(wrong_embedder("./memory", "a.MiniLM", "b.WordLlama"))[:60]
+        './memory was built with the embeddings a.MiniLM, not b.WordL'
+    """
+    return ValueError(
+        f"{where} was built with the embeddings {built}, not {given}: its vectors could not "
+        "be compared with the new ones. Open it with the embedder it was built with "
+        "(MemoryStore(path) picks a local one by itself), or start a new directory or "
+        "database for the other embedder."
+    )
 
 
 def check_owners(records: Iterable[MemoryRecord], owners: Mapping[str, str]) -> None:

@@ -61,7 +61,11 @@ from langchain_tiered_memory.storage.sql.records import (
     audit_added,
     check_owners,
     chunks,
+    live_hits,
+    live_records,
     query_unit_vector,
+    same_embedder,
+    wrong_embedder,
 )
 from langchain_tiered_memory.storage.sqlite.db import SQLiteDatabase, SQLiteTx
 from langchain_tiered_memory.storage.sqlite.schema import create_schema
@@ -112,7 +116,7 @@ _FTS_SHARD_NAME = re.compile(r"records_fts_s(\d+)")
 
 _COLS = (
     "rid, id, user_id, thread_id, kind, text, created_at, last_accessed_at, importance, "
-    "sources, metadata"
+    "sources, metadata, expires_at"
 )
 _R_COLS = ", ".join(f"r.{c.strip()}" for c in _COLS.split(","))
 
@@ -140,6 +144,7 @@ def _row_record(row: Sequence[Any]) -> MemoryRecord:
         float(row[8]),  # importance
         () if sources == "[]" else tuple(json.loads(sources)),
         {} if metadata == "{}" else json.loads(metadata),
+        from_micros(row[11]) if row[11] is not None else None,  # expires_at
     )
 
 
@@ -281,20 +286,23 @@ class BaseSQLiteArchive:
         )
 
     def _check_embeddings_id(self, embeddings_id: str | None) -> None:
+        """Refuse embeddings other than the ones the stored vectors came from (an
+        archive without vectors takes the new ones), before anything is written."""
         if embeddings_id is None:
             return
         stored = self._meta("embeddings")
-        if stored is None:
-            with self._db.write() as conn:
-                self._set_meta(conn, "embeddings", embeddings_id)
-        elif stored != embeddings_id:
-            logger.warning(
-                "%s was built with embeddings %s, now opened with %s; dense search compares "
-                "vectors of different models unless you call rebuild_index()",
-                self._db.where,
-                stored,
-                embeddings_id,
-            )
+        if stored is not None and same_embedder(stored, embeddings_id):
+            return
+        if stored is not None and self._db.query(
+            "SELECT 1 FROM records WHERE vector IS NOT NULL LIMIT 1"
+        ):
+            raise wrong_embedder(self._db.where, stored, embeddings_id)
+        with self._db.write() as conn:
+            self._set_meta(conn, "embeddings", embeddings_id)
+            if stored is not None:  # no vectors were kept: the new model's size goes
+                conn.execute("DELETE FROM meta WHERE key='dim'")
+        if stored is not None:
+            self._dim = None
 
     def _check_fts(self) -> None:
         stored = self._meta("fts_shards")
@@ -385,7 +393,7 @@ class BaseSQLiteArchive:
         dim = self._dim
         entries = []
         for row in rows:
-            blob = row[11]
+            blob = row[12]
             vector = None
             if blob is not None and (dim is None or len(blob) == 4 * dim):
                 vector = np.frombuffer(blob, dtype=np.float32)
@@ -679,8 +687,8 @@ class BaseSQLiteArchive:
     ) -> int:
         rid = conn.insert(
             "INSERT INTO records (id, user_id, thread_id, kind, text, created_at, "
-            "last_accessed_at, importance, sources, metadata, vector) VALUES "
-            "(?,?,?,?,?,?,?,?,?,?,?)",
+            "last_accessed_at, importance, sources, metadata, vector, expires_at) VALUES "
+            "(?,?,?,?,?,?,?,?,?,?,?,?)",
             (
                 record.id,
                 record.user_id,
@@ -693,6 +701,7 @@ class BaseSQLiteArchive:
                 encoded[0],
                 encoded[1],
                 vector.tobytes() if vector is not None else None,
+                to_micros(record.expires_at) if record.expires_at else None,
             ),
         )
         shard = fts_shard(record.user_id, self._fts_count)
@@ -955,7 +964,8 @@ class BaseSQLiteArchive:
                     rid = int(row[0])
                     conn.execute(
                         "UPDATE records SET thread_id=?, kind=?, created_at=?, "
-                        "last_accessed_at=?, importance=?, sources=?, metadata=? WHERE rid=?",
+                        "last_accessed_at=?, importance=?, sources=?, metadata=?, expires_at=? "
+                        "WHERE rid=?",
                         (
                             record.thread_id,
                             record.kind,
@@ -964,6 +974,7 @@ class BaseSQLiteArchive:
                             float(record.importance),
                             encoded[0],
                             encoded[1],
+                            to_micros(record.expires_at) if record.expires_at else None,
                             rid,
                         ),
                     )
@@ -1249,7 +1260,7 @@ class BaseSQLiteArchive:
                 params.append(user_id)
             for row in self._db.query(sql, params):
                 found[row[1]] = self._hydrate(row)
-        return [found[i] for i in ids if i in found]
+        return live_records(found[i] for i in ids if i in found)
 
     def records(
         self,
@@ -1266,7 +1277,7 @@ class BaseSQLiteArchive:
         rows = self._db.query(
             f"SELECT {_R_COLS} FROM records r WHERE {where} ORDER BY r.created_at, r.rid", params
         )
-        return [self._hydrate(row) for row in rows]
+        return live_records(self._hydrate(row) for row in rows)
 
     def count(self, user_id: str | None = None) -> int:
         """Number of records (of one user, or all)."""
@@ -1407,7 +1418,7 @@ class BaseSQLiteArchive:
                 [*chunk, *params],
             )
             found.update((int(row[0]), hydrate(row)) for row in rows)
-        return [(found[rid], score) for rid, score in best.items() if rid in found]
+        return live_hits((found[rid], score) for rid, score in best.items() if rid in found)
 
     def dense_search(
         self,
@@ -1486,6 +1497,18 @@ class BaseSQLiteArchive:
             "records": [record_to_dict(r) for r in self.records(user_id)],
             "audit_events": [e.to_dict() for e in self.audit.events(user_id)],
         }
+
+    def flush(self) -> None:
+        """Write pending access times and the vector index file now (the archive stays open).
+
+        What a server calls when it is told to stop: the next open finds the
+        index file complete instead of rebuilding it.
+        """
+        if self.closed:
+            return
+        self.flush_access()
+        with self._db.lock:
+            self._write_index(force=True)
 
     @property
     def closed(self) -> bool:

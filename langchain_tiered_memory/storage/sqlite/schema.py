@@ -14,21 +14,24 @@ transaction:
 * ``forgotten_messages`` - digests of forgotten message ids, so a client that
   replays an old conversation (a LangGraph state) cannot write it back;
 * ``forget_intents`` - what a committed forget still has to do outside its
-  transaction (see :mod:`langchain_tiered_memory.storage.sql.forgets`); added
-  to schema 2 as a new table, so older versions open the file unchanged;
+  transaction (see :mod:`langchain_tiered_memory.storage.sql.forgets`); a
+  table of its own, created in older files on open (nothing else changes);
 * ``audit_events`` and ``meta``.
 
 Schema 1 (archive only; thread buffers and core memory in ``state.sqlite``)
-is upgraded in place on open (see :mod:`.migrate`).
+is upgraded in place on open (see :mod:`.migrate`). Schema 3 added
+``expires_at`` (microseconds, ``NULL``: never) to ``records`` and ``facts``,
+with an index of the rows that have one; older files get the columns on open
+(``ALTER TABLE ... ADD COLUMN``: every existing row never expires).
 """
 
 from __future__ import annotations
 
-from langchain_tiered_memory.storage.sqlite.db import SQLiteDatabase
+from langchain_tiered_memory.storage.sqlite.db import SQLiteDatabase, SQLiteTx
 
 __all__ = ["SCHEMA_VERSION", "create_schema"]
 
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 3
 
 _TABLES = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -44,7 +47,8 @@ CREATE TABLE IF NOT EXISTS records (
     importance REAL NOT NULL,
     sources TEXT NOT NULL,
     metadata TEXT NOT NULL,
-    vector BLOB
+    vector BLOB,
+    expires_at INTEGER
 );
 CREATE INDEX IF NOT EXISTS records_user_thread
     ON records (user_id, thread_id, kind, created_at);
@@ -107,7 +111,8 @@ CREATE TABLE IF NOT EXISTS facts (
     subject TEXT NOT NULL,
     block TEXT NOT NULL,
     status TEXT NOT NULL,
-    body TEXT NOT NULL
+    body TEXT NOT NULL,
+    expires_at INTEGER
 );
 CREATE INDEX IF NOT EXISTS facts_user ON facts (user_id, subject, block);
 CREATE TABLE IF NOT EXISTS forgotten_messages (
@@ -124,6 +129,22 @@ CREATE TABLE IF NOT EXISTS forget_intents (
     recovered_at INTEGER
 )
 """
+
+
+#: Columns added after schema 2: ``(table, column, type)``, added to older files on open.
+ADDED_COLUMNS = (("records", "expires_at", "INTEGER"), ("facts", "expires_at", "INTEGER"))
+
+_LATER_INDEXES = """
+CREATE INDEX IF NOT EXISTS records_expiry ON records (expires_at) WHERE expires_at IS NOT NULL;
+CREATE INDEX IF NOT EXISTS facts_expiry ON facts (expires_at) WHERE expires_at IS NOT NULL
+"""
+
+
+def _add_columns(tx: SQLiteTx) -> None:
+    for table, column, kind in ADDED_COLUMNS:
+        names = {row[1] for row in tx.execute(f"PRAGMA table_info({table})").fetchall()}
+        if column not in names:
+            tx.execute(f"ALTER TABLE {table} ADD COLUMN {column} {kind}")
 
 
 def create_schema(db: SQLiteDatabase) -> int:
@@ -143,6 +164,10 @@ def create_schema(db: SQLiteDatabase) -> int:
                 f"{db.where} was written by a newer version (schema {found}); upgrade "
                 "langchain-tiered-memory"
             )
+        _add_columns(tx)
+        for statement in _LATER_INDEXES.split(";"):
+            if statement.strip():
+                tx.execute(statement)
         tx.execute(
             "INSERT INTO meta (key, value) VALUES ('schema', ?) ON CONFLICT(key) DO UPDATE "
             "SET value=excluded.value",
