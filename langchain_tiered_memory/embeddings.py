@@ -21,7 +21,7 @@ optional SQLite cache keyed by model and ``sha256(text)``), and return
 L2-normalised float32 vectors as lists of floats.
 
 The default (:data:`DEFAULT_EMBEDDER`) was chosen by measurement with
-``benchmarks/embedders.py`` on 2 cores (AMD EPYC, AVX2, no VNNI), LoCoMo
+``python -m tiered_memory_bench.embedders`` on 2 cores (AMD EPYC, AVX2, no VNNI), LoCoMo
 (6 conversations, 883 questions of categories 1-4):
 
 | embedder | turns: recall@5 / @10 | ~1,000-char chunks: recall@1 / @3 |
@@ -106,7 +106,7 @@ __all__ = [
 ]
 
 #: Name of the embedder :func:`default_embeddings` returns when given no name.
-#: Chosen by ``benchmarks/embedders.py`` (see the module docstring).
+#: Chosen by ``python -m tiered_memory_bench.embedders`` (see the module docstring).
 DEFAULT_EMBEDDER = "minilm"
 
 # Bundled tokenizer of all-MiniLM-L6-v2: sentence-transformers/all-MiniLM-L6-v2

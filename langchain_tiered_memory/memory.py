@@ -50,8 +50,13 @@ from langchain_tiered_memory.budget.context import (
 from langchain_tiered_memory.budget.sections import TokenBudget
 from langchain_tiered_memory.budget.tokens import TokenCounterLike, resolve_token_counter
 from langchain_tiered_memory.ids import check_id
-from langchain_tiered_memory.models import extractor_from, gate_from, summarizer_from
-from langchain_tiered_memory.recall.gate import GateConfig, GateDecision, LLMGate, decide_recall
+from langchain_tiered_memory.recall.gate import (
+    GateConfig,
+    GateDecision,
+    LLMGate,
+    decide_recall,
+    gate_from,
+)
 from langchain_tiered_memory.records import MemoryRecord
 from langchain_tiered_memory.storage.base import LogCursor, LoggedMessage, ThreadHead
 from langchain_tiered_memory.storage.errors import StorageError
@@ -65,7 +70,7 @@ from langchain_tiered_memory.tiers.buffer import (
     turn_tokens,
 )
 from langchain_tiered_memory.tiers.core import CoreFact, CoreMemory, FactUpdate
-from langchain_tiered_memory.tiers.summarize import Summarizer
+from langchain_tiered_memory.tiers.summarize import Summarizer, summarizer_from
 from langchain_tiered_memory.tiers.turns import (
     ABANDONED_TOOL_RESULT,
     Turn,
@@ -74,7 +79,12 @@ from langchain_tiered_memory.tiers.turns import (
     message_text,
 )
 from langchain_tiered_memory.write.consolidation import Reflector
-from langchain_tiered_memory.write.writer import Extractor, MemoryWriter, WriteResult
+from langchain_tiered_memory.write.writer import (
+    Extractor,
+    MemoryWriter,
+    WriteResult,
+    extractor_from,
+)
 
 if TYPE_CHECKING:
     from langchain_tiered_memory.store import MemoryStore

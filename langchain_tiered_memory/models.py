@@ -13,9 +13,10 @@ clear error before the first turn, not a failure inside every compression:
   langchain-community's ``ChatLlamaCpp`` (``pip install
   'langchain-tiered-memory[local]'``), fully offline. It is tiny: fine to
   show the memory working, not to rely on for answers;
-* ``"echo"``: :class:`EchoChatModel`, no LLM at all - it answers with what
-  the memory put in its prompt (core memory, summary, recalled records).
-  For trying out the wiring, and for tests and CI;
+* ``"echo"``: :class:`~langchain_tiered_memory.testing.EchoChatModel`, no
+  LLM at all - it answers with what the memory put in its prompt (core
+  memory, summary, recalled records). For trying out the wiring, and for
+  tests and CI;
 * or a LangChain chat model object, used as it is.
 
 ``"none"`` (or ``None``) means "no model" where that is allowed (the CLI's
@@ -36,36 +37,21 @@ from __future__ import annotations
 
 import importlib.util
 import logging
-from collections.abc import Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal, cast
+from typing import Any
 
-from langchain_core.callbacks import CallbackManagerForLLMRun
 from langchain_core.language_models import BaseChatModel
-from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage
-from langchain_core.outputs import ChatGeneration, ChatResult
-
-if TYPE_CHECKING:
-    from langchain_tiered_memory.budget.tokens import TokenCounter
-    from langchain_tiered_memory.recall.gate import LLMGate
-    from langchain_tiered_memory.tiers.summarize import Summarizer
-    from langchain_tiered_memory.write.writer import Extractor
 
 logger = logging.getLogger(__name__)
 
 __all__ = [
     "ECHO",
     "LOCAL",
-    "EchoChatModel",
     "ModelSpec",
-    "extractor_from",
     "find_local_model_file",
-    "gate_from",
     "load_local_model",
-    "memory_model_for",
     "require_chat_model",
     "resolve_chat_model",
-    "summarizer_from",
 ]
 
 #: The offline SmolLM2 model's name.
@@ -129,85 +115,6 @@ def load_local_model(*, n_ctx: int = 8192, max_tokens: int = 160, **kwargs: Any)
         raise ImportError(_INSTALL_HINT) from exc
 
 
-class EchoChatModel(BaseChatModel):
-    """A chat model that calls no LLM: it answers with what the memory put in its prompt.
-
-    The reply quotes the latest user message and, section by section, the
-    memory the prompt carried (core memory, running summary, recalled
-    records), each clipped to ``max_chars`` characters - so you can watch
-    the memory work in ``langgraph dev``, the CLI or a test without an API
-    key. It never calls tools (``bind_tools`` accepts and ignores them).
-
-    Example:
-        >>> from langchain_core.messages import HumanMessage, SystemMessage
-        >>> reply = EchoChatModel().invoke([SystemMessage("Be brief."), HumanMessage("Hi!")])
-        >>> print(reply.content)
-        [echo model - no LLM was called] You said: Hi!
-        Memory in my prompt: none.
-    """
-
-    max_chars: int = 240
-
-    @property
-    def _llm_type(self) -> str:
-        return "echo"
-
-    def bind_tools(self, tools: Sequence[Any], **kwargs: Any) -> Any:
-        """Accept tools (the echo model never calls them)."""
-        return self
-
-    def _generate(
-        self,
-        messages: list[BaseMessage],
-        stop: list[str] | None = None,
-        run_manager: CallbackManagerForLLMRun | None = None,
-        **kwargs: Any,
-    ) -> ChatResult:
-        text = echo_reply(messages, max_chars=self.max_chars)
-        return ChatResult(generations=[ChatGeneration(message=AIMessage(text))])
-
-
-def echo_reply(messages: Sequence[BaseMessage], *, max_chars: int = 240) -> str:
-    """The :class:`EchoChatModel`'s answer to ``messages``."""
-    from langchain_tiered_memory.budget.context import CORE_HEADER, RECALL_HEADER, split_turn_memory
-    from langchain_tiered_memory.tiers.buffer import SUMMARY_HEADER
-    from langchain_tiered_memory.tiers.turns import message_text
-
-    def clip(text: str) -> str:
-        text = " ".join(text.split())
-        return text if len(text) <= max_chars else text[: max_chars - 1] + "…"
-
-    headers = {
-        "core memory": CORE_HEADER,
-        "running summary": SUMMARY_HEADER.split("{", 1)[0],
-        "recalled": RECALL_HEADER,
-    }
-    sections: list[str] = []
-    said = ""
-    for message in messages:
-        if isinstance(message, HumanMessage):  # this turn's memory opens the newest one
-            core, recalled, said = split_turn_memory(message_text(message))
-            if core:
-                sections.append(f"core memory: {clip(core)}")
-            if recalled:
-                sections.append(f"recalled: {clip(recalled)}")
-            continue
-        if not isinstance(message, SystemMessage):
-            continue
-        text = message_text(message)
-        for label, header in headers.items():
-            at = text.find(header)
-            if at >= 0:
-                body = text[at + len(header) :]
-                if label == "running summary":
-                    body = body.split("\n", 1)[-1]
-                sections.append(f"{label}: {clip(body)}")
-    memory = "; ".join(sections) if sections else "none"
-    return (
-        f"[echo model - no LLM was called] You said: {clip(said)}\nMemory in my prompt: {memory}."
-    )
-
-
 def resolve_chat_model(
     spec: ModelSpec | None, *, what: str = "model", required: bool = False, **init_kwargs: Any
 ) -> BaseChatModel | None:
@@ -254,6 +161,8 @@ def resolve_chat_model(
     if name.lower() == LOCAL:
         return load_local_model()
     if name.lower() == ECHO:
+        from langchain_tiered_memory.testing.chat_models import EchoChatModel
+
         return EchoChatModel()
     from langchain.chat_models import init_chat_model
 
@@ -293,29 +202,6 @@ def require_chat_model(
     return model
 
 
-def memory_model_for(model: BaseChatModel) -> BaseChatModel | None:
-    """``model`` if a memory can take its window *and* exact token counter from it.
-
-    Used by the prebuilt graph to size its memory from the chat model it
-    answers with (an OpenAI model, or one with a model profile and an offline
-    counter); ``None`` otherwise (the memory's own defaults then apply).
-
-    Example:
-        >>> memory_model_for(EchoChatModel()) is None
-        True
-    """
-    from langchain_tiered_memory.budget.sections import context_window_for_model
-    from langchain_tiered_memory.budget.tokens import counter_for_chat_model
-
-    try:
-        context_window_for_model(model)
-        counter_for_chat_model(model)
-    except ValueError as exc:
-        logger.debug("not sizing the memory from %s: %s", type(model).__name__, exc)
-        return None
-    return model
-
-
 def _first_line(exc: BaseException) -> str:
     text = str(exc).strip()
     return text.splitlines()[0] if text else type(exc).__name__
@@ -339,84 +225,10 @@ def _warn_if_unknown(model: BaseChatModel, spec: str) -> None:
         )
 
 
-def summarizer_from(spec: Any, counter: TokenCounter) -> Summarizer:
-    """The summariser for ``summarizer=``: ``None``/``"extractive"`` (no LLM), a
-    :class:`~langchain_tiered_memory.tiers.summarize.Summarizer`, or a model spec
-    (wrapped in :class:`~langchain_tiered_memory.tiers.summarize.LLMSummarizer`).
+def __getattr__(name: str) -> Any:
+    # the echo model lived here before langchain_tiered_memory.testing; the old path still works
+    if name == "EchoChatModel":
+        from langchain_tiered_memory.testing.chat_models import EchoChatModel
 
-    Raises:
-        TypeError: for something that is neither.
-
-    Example:
-        >>> from langchain_tiered_memory.budget.tokens import OpenAITokenCounter
-        >>> type(summarizer_from("echo", OpenAITokenCounter())).__name__
-        'LLMSummarizer'
-    """
-    from langchain_tiered_memory.tiers.summarize import ExtractiveSummarizer, LLMSummarizer
-
-    if spec is None or (isinstance(spec, str) and spec.strip().lower() == "extractive"):
-        return ExtractiveSummarizer(counter)
-    if isinstance(spec, str | BaseChatModel):
-        return LLMSummarizer(spec, counter=counter)
-    if callable(getattr(spec, "summarize", None)):
-        return spec
-    raise TypeError(
-        "summarizer must be a Summarizer, a chat model, an init_chat_model string such as "
-        f"'openai:gpt-4o-mini', {LOCAL!r}, {ECHO!r} or 'extractive'; got {type(spec).__name__}"
-    )
-
-
-def extractor_from(spec: Any) -> Extractor | None:
-    """The fact extractor for ``extractor=``: ``None``/``"rules"`` (rule-based), an
-    :class:`~langchain_tiered_memory.write.writer.Extractor`, or a model spec (wrapped in
-    :class:`~langchain_tiered_memory.write.extraction.LLMExtractor`).
-
-    Raises:
-        TypeError: for something that is neither.
-
-    Example:
-        >>> extractor_from("rules") is None
-        True
-    """
-    from langchain_tiered_memory.write.extraction import LLMExtractor
-
-    if spec is None or (isinstance(spec, str) and spec.strip().lower() == "rules"):
-        return None
-    if isinstance(spec, str | BaseChatModel):
-        return LLMExtractor(spec)
-    if callable(getattr(spec, "extract", None)):
-        return spec
-    raise TypeError(
-        "extractor must be an Extractor, a chat model, an init_chat_model string, "
-        f"{LOCAL!r}, {ECHO!r} or 'rules'; got {type(spec).__name__}"
-    )
-
-
-def gate_from(spec: Any) -> Literal["auto", "always", "never"] | LLMGate:
-    """The recall gate for ``gate=``: ``"auto"``, ``"always"``, ``"never"``, an
-    :class:`~langchain_tiered_memory.recall.gate.LLMGate`, or a model spec (an LLM gate).
-
-    Raises:
-        TypeError: for something that is neither.
-
-    Example:
-        >>> gate_from("auto"), type(gate_from("echo")).__name__
-        ('auto', 'LLMGate')
-    """
-    from langchain_tiered_memory.recall.gate import LLMGate
-
-    if spec == "auto" or spec == "always" or spec == "never":
-        return cast('Literal["auto", "always", "never"]', spec)
-    if isinstance(spec, LLMGate):
-        return spec
-    if isinstance(spec, str | BaseChatModel):
-        try:
-            return LLMGate(spec)
-        except ValueError as exc:
-            raise ValueError(
-                f"gate must be 'auto', 'always', 'never', an LLMGate or a chat model: {exc}"
-            ) from exc
-    raise TypeError(
-        "gate must be 'auto', 'always', 'never', an LLMGate, or a chat model / "
-        f"init_chat_model string for an LLM gate; got {type(spec).__name__}"
-    )
+        return EchoChatModel
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -3,20 +3,25 @@
 from __future__ import annotations
 
 import json
-import math
 import os
-import re
 import tempfile
 import uuid
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from langchain_core.embeddings import Embeddings
 
 from langchain_tiered_memory.budget.tokens import OpenAITokenCounter
+from langchain_tiered_memory.testing import StemAxisEmbeddings
 
 FIXTURES = Path(__file__).parent / "fixtures"
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """A test on a real PostgreSQL (it uses :func:`postgres_server`) is marked ``postgres``."""
+    for item in items:
+        if "postgres_server" in getattr(item, "fixturenames", ()):
+            item.add_marker(pytest.mark.postgres)
 
 
 @pytest.fixture(scope="session")
@@ -28,31 +33,6 @@ def counter() -> OpenAITokenCounter:
 def locomo_fixture() -> Path:
     # a small synthetic conversation in LoCoMo format, written for these tests
     return FIXTURES / "synthetic_conversation.json"
-
-
-class StemAxisEmbeddings(Embeddings):
-    """One axis per word stem (plus a constant one): a fast, predictable stand-in model.
-
-    A text's vector counts the words starting with each stem, so texts sharing
-    a topic stem are similar and others are not.
-    """
-
-    def __init__(self, stems: Sequence[str]) -> None:
-        self.stems = tuple(stems)
-        self.queries: list[str] = []  # every embed_query text, in order
-
-    def _vector(self, text: str) -> list[float]:
-        words = re.findall(r"\w+", text.lower())
-        raw = [float(sum(w.startswith(s) for w in words)) for s in self.stems] + [0.1]
-        norm = math.sqrt(sum(x * x for x in raw))
-        return [x / norm for x in raw]
-
-    def embed_documents(self, texts: list[str]) -> list[list[float]]:
-        return [self._vector(t) for t in texts]
-
-    def embed_query(self, text: str) -> list[float]:
-        self.queries.append(text)
-        return self._vector(text)
 
 
 @pytest.fixture(scope="session")

@@ -34,7 +34,7 @@ from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from langchain_tiered_memory.budget.context import RecalledMemory
+    from langchain_tiered_memory.values import RecalledMemory
 
 __all__ = ["drop_repeats", "is_repeat"]
 

@@ -47,6 +47,7 @@ __all__ = [
     "TokenCounterLike",
     "counter_for_chat_model",
     "ensure_offline_encodings",
+    "memory_model_for",
     "resolve_token_counter",
 ]
 
@@ -422,3 +423,26 @@ def resolve_token_counter(
         f"token_counter must be a model name, chat model, callable or TokenCounter, "
         f"not {type(spec).__name__}"
     )
+
+
+def memory_model_for(model: BaseChatModel) -> BaseChatModel | None:
+    """``model`` if a memory can take its window *and* exact token counter from it.
+
+    Used by the prebuilt graph to size its memory from the chat model it
+    answers with (an OpenAI model, or one with a model profile and an offline
+    counter); ``None`` otherwise (the memory's own defaults then apply).
+
+    Example:
+        >>> from langchain_tiered_memory.testing import EchoChatModel
+        >>> memory_model_for(EchoChatModel()) is None
+        True
+    """
+    from langchain_tiered_memory.budget.sections import context_window_for_model
+
+    try:
+        context_window_for_model(model)
+        counter_for_chat_model(model)
+    except ValueError as exc:
+        logger.debug("not sizing the memory from %s: %s", type(model).__name__, exc)
+        return None
+    return model

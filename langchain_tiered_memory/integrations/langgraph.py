@@ -49,10 +49,11 @@ from langgraph.graph.message import REMOVE_ALL_MESSAGES
 from typing_extensions import NotRequired
 
 from langchain_tiered_memory.budget.context import ContextWindow, RecalledMemory
+from langchain_tiered_memory.budget.tokens import memory_model_for
 from langchain_tiered_memory.integrations.identity import IdentityError
 from langchain_tiered_memory.integrations.resolver import MemoryResolver
 from langchain_tiered_memory.memory import TieredMemory
-from langchain_tiered_memory.models import memory_model_for, require_chat_model, resolve_chat_model
+from langchain_tiered_memory.models import require_chat_model, resolve_chat_model
 from langchain_tiered_memory.recall.gate import should_recall
 from langchain_tiered_memory.storage.postgres.db import is_postgres_url
 from langchain_tiered_memory.store import MemoryStore

@@ -30,15 +30,16 @@ import logging
 import re
 import time
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
-from typing import Any, Literal
+from dataclasses import dataclass
+from typing import Any, Literal, cast
 
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import SystemMessage
 from pydantic import BaseModel, Field
 
 from langchain_tiered_memory.models import require_chat_model as _resolve
-from langchain_tiered_memory.write.fact_rules import strip_quoted
+from langchain_tiered_memory.text import strip_quoted
+from langchain_tiered_memory.values import GateDecision
 
 __all__ = [
     "EntityLookup",
@@ -48,6 +49,7 @@ __all__ = [
     "TermIndex",
     "candidate_entities",
     "decide_recall",
+    "gate_from",
     "should_recall",
 ]
 
@@ -240,37 +242,6 @@ class GateConfig:
     personal_requests: bool = True
     entity_lookup: bool = True
     min_similarity: float = 0.86
-
-
-@dataclass(frozen=True)
-class GateDecision:
-    """The gate's answer.
-
-    Attributes:
-        recall: Whether to search the archive before answering.
-        reason: Why, in words (recorded in state and in the audit log).
-        signal: Which signal decided (``back_reference``, ``about_user``,
-            ``personal_request``, ``known_entity``, ``similarity``, ``none``,
-            ``llm``, ``empty``).
-        details: Matched words, entities or similarity.
-        elapsed_ms: Time the decision took.
-    """
-
-    recall: bool
-    reason: str
-    signal: str
-    details: Mapping[str, Any] = field(default_factory=dict)
-    elapsed_ms: float = 0.0
-
-    def to_dict(self) -> dict[str, Any]:
-        """JSON-ready form (for state and the audit log)."""
-        return {
-            "recall": self.recall,
-            "reason": self.reason,
-            "signal": self.signal,
-            "details": dict(self.details),
-            "elapsed_ms": round(self.elapsed_ms, 3),
-        }
 
 
 def candidate_entities(text: str) -> list[str]:
@@ -509,3 +480,31 @@ class LLMGate:
             return decide_recall(message, **heuristic_kwargs)
         elapsed = (time.perf_counter() - started) * 1000
         return GateDecision(answer.recall, answer.reason, "llm", {}, elapsed)
+
+
+def gate_from(spec: Any) -> Literal["auto", "always", "never"] | LLMGate:
+    """The recall gate for ``gate=``: ``"auto"``, ``"always"``, ``"never"``, an
+    :class:`~langchain_tiered_memory.recall.gate.LLMGate`, or a model spec (an LLM gate).
+
+    Raises:
+        TypeError: for something that is neither.
+
+    Example:
+        >>> gate_from("auto"), type(gate_from("echo")).__name__
+        ('auto', 'LLMGate')
+    """
+    if spec == "auto" or spec == "always" or spec == "never":
+        return cast('Literal["auto", "always", "never"]', spec)
+    if isinstance(spec, LLMGate):
+        return spec
+    if isinstance(spec, str | BaseChatModel):
+        try:
+            return LLMGate(spec)
+        except ValueError as exc:
+            raise ValueError(
+                f"gate must be 'auto', 'always', 'never', an LLMGate or a chat model: {exc}"
+            ) from exc
+    raise TypeError(
+        "gate must be 'auto', 'always', 'never', an LLMGate, or a chat model / "
+        f"init_chat_model string for an LLM gate; got {type(spec).__name__}"
+    )

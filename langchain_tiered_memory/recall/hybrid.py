@@ -82,9 +82,9 @@ from typing import Any, Literal, Protocol
 
 from langchain_core.embeddings import Embeddings
 
-from langchain_tiered_memory.budget.context import RecalledMemory
 from langchain_tiered_memory.recall.time_expressions import TimeWindow, query_window, time_match
 from langchain_tiered_memory.records import MemoryRecord, RecordKind, ScoredRecord, utcnow
+from langchain_tiered_memory.values import RecalledMemory
 
 logger = logging.getLogger(__name__)
 

@@ -7,8 +7,9 @@ archive and its two searches), the turn log and thread heads, the core facts
 (:class:`~langchain_tiered_memory.tiers.core.FactStore`), the audit log, and the
 operations that must commit as one (a compression, a forget). SQLite
 (:class:`~langchain_tiered_memory.storage.sqlite.backend.SQLiteBackend`, also
-in memory) and Postgres are siblings behind it; ``tests/conformance/`` is the
-one suite every backend passes.
+in memory) and Postgres are siblings behind it;
+:mod:`langchain_tiered_memory.testing.conformance` is the one suite every
+backend passes.
 
 Example:
     >>> RecordFilter("ana", kinds="fact").user_only

@@ -38,6 +38,7 @@ from langchain_core.messages import AIMessage, HumanMessage, SystemMessage
 
 from langchain_tiered_memory.budget.clipping import clip_text
 from langchain_tiered_memory.budget.tokens import TokenCounter
+from langchain_tiered_memory.models import ECHO, LOCAL
 from langchain_tiered_memory.tiers.turns import Turn, message_text
 
 __all__ = [
@@ -46,6 +47,7 @@ __all__ = [
     "LLMSummarizer",
     "SummarizationError",
     "Summarizer",
+    "summarizer_from",
 ]
 
 
@@ -357,3 +359,28 @@ class LLMSummarizer:
         except Exception as exc:
             raise SummarizationError(f"The summariser failed: {exc!r}") from exc
         return self._check(reply, max_tokens)
+
+
+def summarizer_from(spec: Any, counter: TokenCounter) -> Summarizer:
+    """The summariser for ``summarizer=``: ``None``/``"extractive"`` (no LLM), a
+    :class:`~langchain_tiered_memory.tiers.summarize.Summarizer`, or a model spec
+    (wrapped in :class:`~langchain_tiered_memory.tiers.summarize.LLMSummarizer`).
+
+    Raises:
+        TypeError: for something that is neither.
+
+    Example:
+        >>> from langchain_tiered_memory.budget.tokens import OpenAITokenCounter
+        >>> type(summarizer_from("echo", OpenAITokenCounter())).__name__
+        'LLMSummarizer'
+    """
+    if spec is None or (isinstance(spec, str) and spec.strip().lower() == "extractive"):
+        return ExtractiveSummarizer(counter)
+    if isinstance(spec, str | BaseChatModel):
+        return LLMSummarizer(spec, counter=counter)
+    if callable(getattr(spec, "summarize", None)):
+        return spec
+    raise TypeError(
+        "summarizer must be a Summarizer, a chat model, an init_chat_model string such as "
+        f"'openai:gpt-4o-mini', {LOCAL!r}, {ECHO!r} or 'extractive'; got {type(spec).__name__}"
+    )

@@ -34,22 +34,25 @@ import logging
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
-from typing import Protocol
+from typing import Any, Protocol
 
+from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import HumanMessage
 
+from langchain_tiered_memory.models import ECHO, LOCAL
 from langchain_tiered_memory.tiers.core import CoreFact, CoreMemory, FactUpdate
 from langchain_tiered_memory.tiers.turns import Turn, message_text
 from langchain_tiered_memory.write.extraction import (
     ExtractedFact,
     ForgetRequest,
+    LLMExtractor,
     RuleBasedExtractor,
     detect_forget,
 )
 
 logger = logging.getLogger(__name__)
 
-__all__ = ["Extractor", "MemoryWriter", "WriteResult", "resolve_subject"]
+__all__ = ["Extractor", "MemoryWriter", "WriteResult", "extractor_from", "resolve_subject"]
 
 
 class Extractor(Protocol):
@@ -330,3 +333,27 @@ class MemoryWriter:
             text = f"{fact.subject} {fact.content}".lower()
             if any(w in text for w in words):
                 result.forgotten.extend(self.core.forget(subject=fact.subject))
+
+
+def extractor_from(spec: Any) -> Extractor | None:
+    """The fact extractor for ``extractor=``: ``None``/``"rules"`` (rule-based), an
+    :class:`~langchain_tiered_memory.write.writer.Extractor`, or a model spec (wrapped in
+    :class:`~langchain_tiered_memory.write.extraction.LLMExtractor`).
+
+    Raises:
+        TypeError: for something that is neither.
+
+    Example:
+        >>> extractor_from("rules") is None
+        True
+    """
+    if spec is None or (isinstance(spec, str) and spec.strip().lower() == "rules"):
+        return None
+    if isinstance(spec, str | BaseChatModel):
+        return LLMExtractor(spec)
+    if callable(getattr(spec, "extract", None)):
+        return spec
+    raise TypeError(
+        "extractor must be an Extractor, a chat model, an init_chat_model string, "
+        f"{LOCAL!r}, {ECHO!r} or 'rules'; got {type(spec).__name__}"
+    )

@@ -29,7 +29,7 @@ import json
 import logging
 import time
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from datetime import datetime, timezone
 from typing import Any, cast
 
@@ -42,10 +42,8 @@ from langchain_tiered_memory.storage.codec import (
     embeddings_id,
     encode_record,
     from_micros,
-    record_to_dict,
     to_micros,
 )
-from langchain_tiered_memory.storage.postgres.access import AccessTimes
 from langchain_tiered_memory.storage.postgres.ann import (
     INDEX_BUILD_LOCK,
     SESSION_EF_SEARCH,
@@ -69,13 +67,14 @@ from langchain_tiered_memory.storage.postgres.schema import (
     vector_index_sql,
 )
 from langchain_tiered_memory.storage.sql import user_key
+from langchain_tiered_memory.storage.sql.access import AccessTimes
 from langchain_tiered_memory.storage.sql.audit import AuditLog
 from langchain_tiered_memory.storage.sql.records import (
+    RecordReads,
     audit_added,
     check_owners,
     chunks,
     live_hits,
-    live_records,
     query_unit_vector,
     same_embedder,
     wrong_embedder,
@@ -157,7 +156,7 @@ def _chunks(items: Sequence[Any], size: int = _CHUNK) -> Iterable[Sequence[Any]]
     return chunks(items, size)
 
 
-class PostgresRecordStore:
+class PostgresRecordStore(RecordReads):
     """The archive in Postgres (the record store of the Postgres backend).
 
     Args:
@@ -179,6 +178,8 @@ class PostgresRecordStore:
     #: workers' writes change them; they choose exact or bounded search and
     #: the IDFs' collection size).
     size_ttl_seconds: float = 30.0
+    _record_columns = _COLS
+    _id_chunk = _CHUNK
 
     def __init__(
         self,
@@ -448,13 +449,9 @@ class PostgresRecordStore:
             ValueError: if the stored record belongs to another user.
         """
         sources, metadata = encode_record(record)
-        current = self.get([record.id])
-        if not current:
-            raise KeyError(f"no record with id {record.id!r}; add() it first")
-        if current[0].user_id != record.user_id:
-            raise ValueError(f"record {record.id!r} belongs to another user")
+        current = self._stored_for_update(record)
         vector = None
-        if current[0].text != record.text and self.embeddings is not None:
+        if current.text != record.text and self.embeddings is not None:
             vector = self._unit(self.embeddings.embed_documents([record.text]), 1)[0]
         with self._db.write() as tx:
             self._db.lock_key(tx, user_key(record.user_id), shared=True)
@@ -564,51 +561,12 @@ class PostgresRecordStore:
         """Write noted access times now; returns how many records changed."""
         return self.access.flush()
 
-    def _hydrate(self, row: Sequence[Any]) -> MemoryRecord:
-        record = _record(row)
-        if self.access.any_pending:
-            noted = self.access.pending(record.id)
-            if noted is not None and noted[0] == record.user_id:
-                record = replace(record, last_accessed_at=from_micros(noted[1]))
-        return record
+    _decode = staticmethod(_record)
+
+    def _ids_in(self, ids: Sequence[str]) -> tuple[str, list[Any]]:
+        return "r.id = ANY(?)", [list(ids)]
 
     # -- reading ---------------------------------------------------------------------
-
-    def get(self, ids: Sequence[str], *, user_id: str | None = None) -> list[MemoryRecord]:
-        """The stored records with these ids, in the given order (missing ids skipped)."""
-        found: dict[str, MemoryRecord] = {}
-        for chunk in _chunks(list(dict.fromkeys(ids))):
-            sql = f"SELECT {_COLS} FROM records r WHERE r.id = ANY(?)"
-            params: list[Any] = [list(chunk)]
-            if user_id is not None:
-                sql += " AND r.user_id=?"
-                params.append(user_id)
-            for row in self._db.query(sql, params):
-                found[row[1]] = self._hydrate(row)
-        return live_records(found[i] for i in ids if i in found)
-
-    def records(
-        self,
-        user_id: str,
-        *,
-        thread_id: str | None = None,
-        kinds: Iterable[RecordKind] | RecordKind | None = None,
-        since: datetime | None = None,
-        until: datetime | None = None,
-    ) -> list[MemoryRecord]:
-        """A user's records, oldest first (optionally of one thread, some kinds, a window)."""
-        flt = RecordFilter(user_id, thread_id, cast(Any, kinds), since, until)
-        where, params = flt.sql("r")
-        rows = self._db.query(
-            f"SELECT {_COLS} FROM records r WHERE {where} ORDER BY r.created_at, r.rid", params
-        )
-        return live_records(self._hydrate(row) for row in rows)
-
-    def count(self, user_id: str | None = None) -> int:
-        """Number of records (of one user, or all)."""
-        if user_id is None:
-            return int(self._db.query("SELECT count(*) FROM records")[0][0])
-        return int(self._db.query("SELECT count(*) FROM records WHERE user_id=?", (user_id,))[0][0])
 
     def user_size(self, user_id: str) -> int:
         """How many records ``user_id`` has (re-read every :attr:`size_ttl_seconds`)."""
@@ -922,16 +880,6 @@ class PostgresRecordStore:
         if not rows or rows[0][0] is None:
             return None
         return stored_vector(rows[0][0])
-
-    def export_user(self, user_id: str) -> dict[str, Any]:
-        """Everything stored about ``user_id``: records and audit events (no vectors)."""
-        check_user(user_id)
-        return {
-            "user_id": user_id,
-            "exported_at": datetime.now(timezone.utc).isoformat(),
-            "records": [record_to_dict(r) for r in self.records(user_id)],
-            "audit_events": [e.to_dict() for e in self.audit.events(user_id)],
-        }
 
     @property
     def closed(self) -> bool:

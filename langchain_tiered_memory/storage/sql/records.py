@@ -2,7 +2,10 @@
 
 Pure functions over records and the audit log: the owner check that keeps
 record ids unique across users, the audit events an add writes, batching of
-id lists, and the query-vector check of a dense search.
+id lists, and the query-vector check of a dense search; and :class:`RecordReads`,
+the reads the two stores run the same way (by id, a user's records, counts,
+the export, the check before an update), each store giving its dialect's id
+and owner tests.
 
 Example:
     >>> list(chunks([1, 2, 3, 4, 5], 2))
@@ -12,18 +15,23 @@ Example:
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import replace
 from datetime import datetime, timezone
-from typing import Any, TypeVar
+from typing import Any, TypeVar, cast
 
 import numpy as np
 
 from langchain_tiered_memory.expiry import is_expired
-from langchain_tiered_memory.records import MemoryRecord
+from langchain_tiered_memory.records import MemoryRecord, RecordKind
+from langchain_tiered_memory.storage.base import RecordFilter, check_user
+from langchain_tiered_memory.storage.codec import from_micros, record_to_dict
 from langchain_tiered_memory.storage.sql import Tx
+from langchain_tiered_memory.storage.sql.access import AccessTimes
 from langchain_tiered_memory.storage.sql.audit import AuditLog
 from langchain_tiered_memory.storage.vectors import unit_rows
 
 __all__ = [
+    "RecordReads",
     "audit_added",
     "check_owners",
     "chunks",
@@ -146,3 +154,108 @@ def query_unit_vector(
     if dim is not None and vector.size != dim:
         raise dim_error(dim, int(vector.size))
     return unit_rows(vector.reshape(1, -1))[0]
+
+
+class RecordReads:
+    """The reads both SQL record stores share, over a ``records r`` table.
+
+    A store provides ``_db`` (with ``query(sql, params)``), ``audit``,
+    ``access`` (its :class:`~langchain_tiered_memory.storage.sql.access.AccessTimes`),
+    the columns of a row (:attr:`_record_columns`, qualified with ``r.``) and
+    their decoder (:meth:`_decode`), the largest id list per statement
+    (:attr:`_id_chunk`) and its dialect's id-list and owner tests
+    (:meth:`_ids_in`, :attr:`_owner_is`).
+    """
+
+    _db: Any
+    audit: AuditLog
+    access: AccessTimes
+    _record_columns: str
+    _id_chunk: int
+    #: The owner test of a lookup by id (``r.user_id=?``, or SQLite's
+    #: ``+r.user_id=?`` that keeps its planner on the id index).
+    _owner_is: str = "r.user_id=?"
+
+    @staticmethod
+    def _decode(row: Sequence[Any]) -> MemoryRecord:
+        """The record of a row of :attr:`_record_columns`."""
+        raise NotImplementedError
+
+    def _hydrate(self, row: Sequence[Any]) -> MemoryRecord:
+        """The record of a row, with any access time noted but not written yet."""
+        record = self._decode(row)
+        if self.access.any_pending:
+            noted = self.access.pending(record.id)
+            if noted is not None and noted[0] == record.user_id:
+                record = replace(record, last_accessed_at=from_micros(noted[1]))
+        return record
+
+    def _ids_in(self, ids: Sequence[str]) -> tuple[str, list[Any]]:
+        """The dialect's ``r.id`` in ``ids`` test and its parameters."""
+        raise NotImplementedError
+
+    def get(self, ids: Sequence[str], *, user_id: str | None = None) -> list[MemoryRecord]:
+        """The stored records with these ids, in the given order (missing ids skipped)."""
+        found: dict[str, MemoryRecord] = {}
+        for chunk in chunks(list(dict.fromkeys(ids)), self._id_chunk):
+            test, params = self._ids_in(chunk)
+            sql = f"SELECT {self._record_columns} FROM records r WHERE {test}"
+            if user_id is not None:
+                sql += f" AND {self._owner_is}"
+                params.append(user_id)
+            for row in self._db.query(sql, params):
+                found[row[1]] = self._hydrate(row)
+        return live_records(found[i] for i in ids if i in found)
+
+    def records(
+        self,
+        user_id: str,
+        *,
+        thread_id: str | None = None,
+        kinds: Iterable[RecordKind] | RecordKind | None = None,
+        since: datetime | None = None,
+        until: datetime | None = None,
+    ) -> list[MemoryRecord]:
+        """A user's records, oldest first (optionally of one thread, some kinds, a window)."""
+        flt = RecordFilter(user_id, thread_id, cast(Any, kinds), since, until)
+        where, params = flt.sql("r")
+        rows = self._db.query(
+            f"SELECT {self._record_columns} FROM records r WHERE {where} "
+            "ORDER BY r.created_at, r.rid",
+            params,
+        )
+        return live_records(self._hydrate(row) for row in rows)
+
+    def count(self, user_id: str | None = None) -> int:
+        """Number of records (of one user, or all)."""
+        if user_id is None:
+            return int(self._db.query("SELECT count(*) FROM records")[0][0])
+        return int(self._db.query("SELECT count(*) FROM records WHERE user_id=?", [user_id])[0][0])
+
+    def export_user(self, user_id: str) -> dict[str, Any]:
+        """Everything stored about ``user_id``, JSON-ready: records and audit events.
+
+        Returns ``{"user_id", "exported_at", "records": [record_to_dict(...)],
+        "audit_events": [AuditEvent.to_dict()]}`` (vectors are not included).
+        """
+        check_user(user_id)
+        return {
+            "user_id": user_id,
+            "exported_at": datetime.now(timezone.utc).isoformat(),
+            "records": [record_to_dict(r) for r in self.records(user_id)],
+            "audit_events": [e.to_dict() for e in self.audit.events(user_id)],
+        }
+
+    def _stored_for_update(self, record: MemoryRecord) -> MemoryRecord:
+        """The stored record ``record`` replaces (same id, same user).
+
+        Raises:
+            KeyError: if no record has this id.
+            ValueError: if the stored record belongs to another user.
+        """
+        current = self.get([record.id])
+        if not current:
+            raise KeyError(f"no record with id {record.id!r}; add() it first")
+        if current[0].user_id != record.user_id:
+            raise ValueError(f"record {record.id!r} belongs to another user")
+        return current[0]

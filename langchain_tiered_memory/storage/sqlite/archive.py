@@ -10,6 +10,13 @@ The vector half is a :class:`~langchain_tiered_memory.storage.vectors.VectorInde
 :class:`~langchain_tiered_memory.storage.vectorstore.VectorStoreArchive` any
 LangChain ``VectorStore``.
 
+The jobs live apart, as Postgres's do: the keyword index's shards in
+:mod:`.keywords`, keeping the vector index in step with the records (the
+outbox, catch-up, rebuild) in :mod:`.outbox`, the table's columns in
+:mod:`.rows`, and what both SQL record stores share - the reads, the access
+times - in :mod:`langchain_tiered_memory.storage.sql`; this module writes,
+forgets and searches.
+
 It works alone (``SQLiteArchive(path, embeddings=...)``, what the retrieval
 benches use) or as the record store of the SQLite backend, sharing that
 backend's database so a compression or a forget commits in one transaction
@@ -23,13 +30,10 @@ import json
 import logging
 import math
 import os
-import random
-import re
 import sqlite3
 import threading
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
-from contextlib import contextmanager
-from dataclasses import dataclass, replace
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, TypeVar, cast
@@ -42,32 +46,38 @@ from langchain_tiered_memory.storage.base import RecordFilter, check_user
 from langchain_tiered_memory.storage.codec import embeddings_id as codec_embeddings_id
 from langchain_tiered_memory.storage.codec import (
     encode_record,
-    from_micros,
-    record_to_dict,
     to_micros,
 )
 from langchain_tiered_memory.storage.faiss.index import FaissIndex
 from langchain_tiered_memory.storage.fts import (
-    FTS_SCHEME,
-    FTS_TOKENIZE,
     fts_document,
     fts_shard,
     fts_table,
     fts_terms,
     owner_token,
 )
+from langchain_tiered_memory.storage.sql.access import AccessTimes
 from langchain_tiered_memory.storage.sql.audit import AuditLog
 from langchain_tiered_memory.storage.sql.records import (
+    RecordReads,
     audit_added,
     check_owners,
-    chunks,
     live_hits,
-    live_records,
     query_unit_vector,
     same_embedder,
     wrong_embedder,
 )
 from langchain_tiered_memory.storage.sqlite.db import SQLiteDatabase, SQLiteTx
+from langchain_tiered_memory.storage.sqlite.keywords import KeywordShards
+from langchain_tiered_memory.storage.sqlite.outbox import VectorIndexSync
+from langchain_tiered_memory.storage.sqlite.rows import (
+    _CHUNK,
+    _COLS,
+    _R_COLS,
+    _chunks,
+    _marks,
+    _row_record,
+)
 from langchain_tiered_memory.storage.sqlite.schema import create_schema
 from langchain_tiered_memory.storage.vectors import (
     DenseQuery,
@@ -79,11 +89,6 @@ from langchain_tiered_memory.storage.vectors import (
 )
 from langchain_tiered_memory.tiers.turns import Turn
 
-try:  # serialises index-file writes across processes (POSIX)
-    import fcntl
-except ImportError:  # pragma: no cover - Windows
-    fcntl = None  # type: ignore[assignment]
-
 __all__ = [
     "ArchiveTurnHook",
     "BaseSQLiteArchive",
@@ -93,8 +98,6 @@ __all__ = [
 ]
 
 logger = logging.getLogger(__name__)
-
-_CHUNK = 500
 
 
 @dataclass(frozen=True)
@@ -107,51 +110,10 @@ class PreparedRecords:
     items: tuple[tuple[MemoryRecord, tuple[str, str], np.ndarray | None], ...]
 
 
-_FTS_SHARD_NAME = re.compile(r"records_fts_s(\d+)")
-
-# Statements that look records up by id also check their user with ``+user_id``:
-# the unary plus keeps SQLite's planner off the (user_id, ...) indexes, which it
-# otherwise picks and then walks every record of the user - a second per
-# statement for a user with a million records - instead of the id index.
-
-_COLS = (
-    "rid, id, user_id, thread_id, kind, text, created_at, last_accessed_at, importance, "
-    "sources, metadata, expires_at"
-)
-_R_COLS = ", ".join(f"r.{c.strip()}" for c in _COLS.split(","))
-
-
-def _chunks(items: Sequence[Any], size: int = _CHUNK) -> Iterable[Sequence[Any]]:
-    return chunks(items, size)
-
-
-def _marks(n: int) -> str:
-    return ",".join("?" * n)
-
-
-def _row_record(row: Sequence[Any]) -> MemoryRecord:
-    # recall hydrates a few hundred rows per query: positional arguments (in field
-    # order, checked by the round-trip tests) and no JSON parser for empty values
-    sources, metadata = row[9], row[10]
-    return MemoryRecord(
-        row[1],  # id
-        row[2],  # user_id
-        row[3],  # thread_id
-        row[4],  # kind
-        row[5],  # text
-        from_micros(row[6]),  # created_at
-        from_micros(row[7]) if row[7] is not None else None,  # last_accessed_at
-        float(row[8]),  # importance
-        () if sources == "[]" else tuple(json.loads(sources)),
-        {} if metadata == "{}" else json.loads(metadata),
-        from_micros(row[11]) if row[11] is not None else None,  # expires_at
-    )
-
-
 _ArchiveT = TypeVar("_ArchiveT", bound="BaseSQLiteArchive")
 
 
-class BaseSQLiteArchive:
+class BaseSQLiteArchive(KeywordShards, VectorIndexSync, RecordReads):
     """The SQLite half of an archive: records, FTS5 keyword index, audit log, forgetting.
 
     Subclasses supply the vector half as a :class:`VectorIndex`
@@ -179,14 +141,12 @@ class BaseSQLiteArchive:
 
     index: VectorIndex
     overfetch: int = 4
-    #: Keyword-index shards of a new archive (see :func:`fts_shard`); an
-    #: existing archive keeps the number it was built with. Each shard that
-    #: holds records is one FTS5 table (five SQLite tables), parsed by every
-    #: new connection, so more shards make connections slower to open.
-    fts_shards: int = 128
+    _record_columns = _R_COLS
+    _id_chunk = _CHUNK
+    _owner_is = "+r.user_id=?"  # +: see the note above _COLS
     #: Access times noted by :meth:`note_access` are written by a background
-    #: thread at most about this many seconds later.
-    access_flush_seconds: float = 1.0
+    #: thread at most about this many seconds later (:attr:`access_flush_seconds`).
+    default_access_flush_seconds: float = 1.0
     #: Keyword search ranks a user's matches exactly (FTS5 ``bm25``) up to this
     #: many records; a bigger user's search is bounded (see :meth:`keyword_search`).
     keyword_exact_limit: int = 5_000
@@ -215,13 +175,8 @@ class BaseSQLiteArchive:
         self._fts_known: set[int] = set()  # shard tables known to be committed
         self._fts_created: set[int] = set()  # shard tables this process created
         self._user_sizes: dict[str, int] = {}  # records per user, counted once, kept current
-        # access times noted but not written yet: record id -> (user id, micros)
-        self._accessed: dict[str, tuple[str, int]] = {}
-        self._flushing: dict[str, tuple[str, int]] = {}
-        self._access_lock = threading.Lock()  # guards the two dicts and the thread
-        self._flush_lock = threading.Lock()  # one flush at a time
-        self._access_stop = threading.Event()
-        self._access_thread: threading.Thread | None = None
+        #: Access times noted by :meth:`note_access`, written in the background.
+        self.access = AccessTimes(self._write_access, interval=self.default_access_flush_seconds)
         # how far this process's in-process vector index has caught up with the
         # records (its own writes and other processes'): the newest row id added
         # and the newest entry of the deletion log applied
@@ -303,370 +258,6 @@ class BaseSQLiteArchive:
                 conn.execute("DELETE FROM meta WHERE key='dim'")
         if stored is not None:
             self._dim = None
-
-    def _check_fts(self) -> None:
-        stored = self._meta("fts_shards")
-        if self._meta("fts_scheme") == FTS_SCHEME and stored is not None:
-            self._fts_count = int(stored)
-            with self._db.read() as conn:
-                self._fts_known.update(self._fts_tables(conn))
-            return
-        shards = int(self.fts_shards)
-        if shards < 1:
-            raise ValueError(f"fts_shards must be >= 1, got {shards}")
-        with self._db.write() as conn:
-            conn.execute("DROP TABLE IF EXISTS records_fts")  # the single table of older schemes
-            for shard in self._fts_tables(conn):
-                conn.execute(f"DROP TABLE {fts_table(shard)}")
-            self._fts_count = shards
-            rows = conn.execute("SELECT rid, text, user_id FROM records").fetchall()
-            by_shard: dict[int, list[tuple[int, str, str]]] = {}
-            for rid, text, user in rows:
-                by_shard.setdefault(fts_shard(user, shards), []).append(
-                    (rid, fts_document(text), owner_token(user))
-                )
-            for shard, items in sorted(by_shard.items()):
-                self._ensure_fts(conn, shard)
-                conn.executemany(
-                    f"INSERT INTO {fts_table(shard)} (rowid, text, owner) VALUES (?, ?, ?)", items
-                )
-            self._set_meta(conn, "fts_shards", str(shards))
-            self._set_meta(conn, "fts_scheme", FTS_SCHEME)
-        self._fts_known.update(by_shard)  # committed now
-        if rows:
-            logger.warning(
-                "rebuilt the keyword index of %s (%d records)", self._db.where, len(rows)
-            )
-
-    @staticmethod
-    def _fts_tables(conn: SQLiteTx) -> list[int]:
-        """The keyword shards that have a table (as seen by ``conn``)."""
-        names = conn.execute(
-            "SELECT name FROM sqlite_master WHERE type='table' AND name LIKE 'records_fts_s%'"
-        ).fetchall()
-        return sorted(int(m.group(1)) for (n,) in names if (m := _FTS_SHARD_NAME.fullmatch(n)))
-
-    def _ensure_fts(self, conn: SQLiteTx, shard: int) -> None:
-        """Create shard ``shard``'s FTS5 table if needed (inside ``conn``'s write transaction).
-
-        Shard tables are created on first use, so a small archive holds only
-        the shards its users hash to. A table is marked known once it was
-        found committed; one created by the current transaction is not (a
-        rollback would take it away again).
-        """
-        if shard in self._fts_known:
-            return
-        name = fts_table(shard)
-        found = conn.execute(
-            "SELECT 1 FROM sqlite_master WHERE type='table' AND name=?", (name,)
-        ).fetchone()
-        if found is None:
-            conn.execute(
-                f"CREATE VIRTUAL TABLE {name} USING fts5(text, owner, content='', "
-                f"tokenize='{FTS_TOKENIZE}')"
-            )
-            self._fts_created.add(shard)
-        elif shard not in self._fts_created:
-            self._fts_known.add(shard)
-
-    def _fts_ready(self, shard: int) -> bool:
-        """Whether shard ``shard``'s table exists (committed) - else nobody there has records."""
-        if shard in self._fts_known:
-            return True
-        found = self._db.query(
-            "SELECT 1 FROM sqlite_master WHERE type='table' AND name=?", [fts_table(shard)]
-        )
-        if found and shard not in self._fts_created:  # made by another process: committed
-            self._fts_known.add(shard)
-        return bool(found)
-
-    def _user_fts(self, user_id: str) -> str:
-        """The FTS5 table of ``user_id``'s shard."""
-        return fts_table(fts_shard(user_id, self._fts_count))
-
-    # ---- vector index consistency
-
-    def _entries(self, where: str = "1", params: Sequence[Any] = ()) -> list[VectorEntry]:
-        rows = self._db.query(
-            f"SELECT {_COLS}, vector FROM records WHERE {where} ORDER BY rid", params
-        )
-        dim = self._dim
-        entries = []
-        for row in rows:
-            blob = row[12]
-            vector = None
-            if blob is not None and (dim is None or len(blob) == 4 * dim):
-                vector = np.frombuffer(blob, dtype=np.float32)
-            entries.append(VectorEntry(int(row[0]), _row_record(row), vector))
-        return entries
-
-    def _open_index(self) -> None:
-        if self._outbox_pending:
-            self._replay_outbox()
-        with self._db.read() as tx:
-            expected = dict(tx.execute("SELECT rid, id FROM records").fetchall())
-            last_delete = tx.execute("SELECT max(seq) FROM deleted_vectors").fetchone()[0]
-        sample: list[VectorEntry] = []
-        if expected and self.index.needs_vectors:
-            rids = sorted(expected)
-            picks = set(rids[:4] + rids[-4:] + random.sample(rids, min(8, len(rids))))
-            sample = self._entries(f"rid IN ({_marks(len(picks))})", sorted(picks))
-        self._catch_up_index(expected)
-        reason = self.index.check(expected, sample)
-        if reason is not None:
-            logger.warning(
-                "vector index of %s does not match its records (%s); rebuilding it from the "
-                "records",
-                self._db.where,
-                reason,
-            )
-            self.rebuild_index()
-        else:
-            self._seen_rid = max(expected, default=0)
-            self._seen_delete = int(last_delete or 0)
-
-    def _catch_up_index(self, expected: Mapping[int, str]) -> None:
-        """Bring an index file that lags the records up to date without a full rebuild.
-
-        The FAISS file is written every so many adds (see
-        :attr:`FaissIndex.save_every`), so after a crash it misses the newest
-        records (and may still hold records deleted since). Their vectors are
-        in SQLite: the missing ones are added and the extra ones removed. An
-        index that differs more than that (unreadable, most ids unknown) is
-        left to :meth:`rebuild_index`, and so is one whose sampled vectors
-        then differ from the stored ones.
-        """
-        if not self.index.needs_vectors or not expected:
-            return
-        indexed = self.index.ids()
-        if not indexed:
-            return
-        missing = sorted(set(expected) - indexed)
-        extra = sorted(indexed - set(expected))
-        if (not missing and not extra) or 2 * len(extra) > len(indexed):
-            return  # in step, or mostly unknown ids: not a file that merely lags
-        entries: list[VectorEntry] = []
-        for chunk in _chunks(missing):
-            entries.extend(self._entries(f"rid IN ({_marks(len(chunk))})", chunk))
-        if any(e.vector is None for e in entries):
-            return  # some must be embedded again: a rebuild does that
-        self.index.delete([VectorKey(rid, "") for rid in extra])
-        self.index.add(entries)
-        self.index.flush(force=True)
-        logger.info(
-            "vector index of %s caught up with its records: %d added, %d removed",
-            self._db.where,
-            len(entries),
-            len(extra),
-        )
-
-    def rebuild_index(self) -> None:
-        """Rebuild the vector index from the records in SQLite.
-
-        Vectors stored in SQLite are reused; records without one (or with a
-        vector of the wrong size) are embedded again.
-        """
-        with self._db.lock, self._sync_lock:
-            with self._db.read() as tx:
-                last_delete = tx.execute("SELECT max(seq) FROM deleted_vectors").fetchone()[0]
-            entries = self._entries()
-            if self.index.needs_vectors:
-                missing = [i for i, e in enumerate(entries) if e.vector is None]
-                if missing:
-                    vectors = self._embed_documents([entries[i].record.text for i in missing])
-                    with self._db.write() as conn:
-                        for i, vector in zip(missing, vectors, strict=True):
-                            conn.execute(
-                                "UPDATE records SET vector=? WHERE rid=?",
-                                (vector.tobytes(), entries[i].rowid),
-                            )
-                            entries[i] = VectorEntry(entries[i].rowid, entries[i].record, vector)
-                        if self._dim is None:
-                            self._set_meta(conn, "dim", str(vectors.shape[1]))
-                    self._dim = self._dim or int(vectors.shape[1])
-            if self.index.needs_outbox:
-                stale = self._db.query("SELECT rid, record_id FROM vector_outbox WHERE op='delete'")
-                self.index.delete([VectorKey(int(r), str(i)) for r, i in stale])
-            self.index.rebuild(entries)
-            self.index.flush(force=True)
-            if self.index.needs_outbox:
-                with self._db.write() as conn:
-                    conn.execute("DELETE FROM vector_outbox")
-                self._outbox_pending = False
-            self._seen_rid = max((e.rowid for e in entries), default=0)
-            self._seen_delete = int(last_delete or 0)
-            self._index_broken = False
-            logger.info("rebuilt the vector index of %s (%d records)", self._db.where, len(entries))
-
-    def _replay_outbox(self) -> None:
-        """Apply index writes that SQLite committed but the index did not confirm."""
-        with self._db.lock:
-            rows = self._db.query("SELECT rid, record_id, op FROM vector_outbox ORDER BY rid")
-            deletes = [VectorKey(int(r), str(i)) for r, i, op in rows if op == "delete"]
-            adds = [int(r) for r, _i, op in rows if op == "add"]
-            if deletes:
-                self.index.delete(deletes)
-            for chunk in _chunks(adds):
-                entries = self._entries(f"rid IN ({_marks(len(chunk))})", chunk)
-                self.index.add(entries)
-            self.index.flush()
-            with self._db.write() as conn:
-                conn.execute("DELETE FROM vector_outbox")
-            self._outbox_pending = False
-            if rows:
-                logger.info("replayed %d pending vector index writes", len(rows))
-
-    def _before_write(self) -> None:
-        if self._index_broken:
-            self.rebuild_index()
-        elif self._outbox_pending:
-            try:
-                self._replay_outbox()
-            except Exception as exc:
-                logger.error(
-                    "replaying the vector outbox failed (%r); will retry", exc, exc_info=True
-                )
-
-    def sync_index(self) -> None:
-        """Catch this process's vector index up with the records (any process's writes).
-
-        An in-process index (FAISS) is one process's copy: before each dense
-        search, and before the index file is written, it takes the records
-        added since it last looked (their vectors are in SQLite: nothing is
-        embedded) and drops the ones deleted since (from the ``deleted_vectors``
-        log). One small query when nothing changed. Indexes kept outside the
-        process (a vector store) need no catching up.
-        """
-        index = self.index
-        if not getattr(index, "in_process", False):
-            return
-        with self._sync_lock:
-            with self._db.read() as tx:
-                newest_rid, newest_delete, pruned = tx.execute(
-                    "SELECT (SELECT max(rid) FROM records), (SELECT max(seq) FROM "
-                    "deleted_vectors), (SELECT value FROM meta WHERE key='vectors_pruned_through')"
-                ).fetchone()
-                newest_rid, newest_delete = int(newest_rid or 0), int(newest_delete or 0)
-                if self._seen_delete < int(pruned or 0):
-                    stale = True  # missed deletions that the log no longer holds
-                else:
-                    stale = False
-                    deleted = (
-                        tx.execute(
-                            "SELECT seq, rid FROM deleted_vectors WHERE seq>? ORDER BY seq",
-                            (self._seen_delete,),
-                        ).fetchall()
-                        if newest_delete > self._seen_delete
-                        else []
-                    )
-                    added = (
-                        tx.execute(
-                            "SELECT rid, user_id, vector FROM records WHERE rid>? ORDER BY rid",
-                            (self._seen_rid,),
-                        ).fetchall()
-                        if newest_rid > self._seen_rid
-                        else []
-                    )
-            if stale:
-                self._index_broken = True
-            else:
-                if deleted:
-                    index.delete([VectorKey(int(rid), "") for _seq, rid in deleted])
-                    self._seen_delete = int(deleted[-1][0])
-                if added:
-                    dim = self._dim
-                    usable = [
-                        r
-                        for r in added
-                        if r[2] is not None and (dim is None or len(r[2]) == 4 * dim)
-                    ]
-                    if len(usable) < len(added):
-                        self._index_broken = True  # records without a vector: embed them again
-                    if usable:
-                        cast(Any, index).add_vectors(
-                            np.fromiter((int(r[0]) for r in usable), np.int64, len(usable)),
-                            [str(r[1]) for r in usable],
-                            np.stack([np.frombuffer(r[2], dtype=np.float32) for r in usable]),
-                        )
-                    self._seen_rid = int(added[-1][0])
-        if self._index_broken:
-            self.rebuild_index()
-
-    def _write_index(self, *, force: bool = False) -> None:
-        """Catch the index up and write its file (under a file lock shared by processes)."""
-        with self._index_file_lock():
-            self.sync_index()
-            self.index.flush(force=force)
-
-    @contextmanager
-    def _index_file_lock(self) -> Iterator[None]:
-        """Serialise index-file writes across processes: each writes its state after
-        catching up, so no process can write back vectors another has deleted."""
-        if self.path is None or fcntl is None or not getattr(self.index, "in_process", False):
-            yield
-            return
-        lock_path = self.path.with_name(self.path.name + ".lock")
-        with open(lock_path, "a+b") as handle:
-            fcntl.flock(handle.fileno(), fcntl.LOCK_EX)
-            try:
-                yield
-            finally:
-                fcntl.flock(handle.fileno(), fcntl.LOCK_UN)
-
-    def _after_commit(
-        self,
-        rowids: Sequence[int],
-        users: Iterable[str],
-        action: Callable[[], None],
-        *,
-        force: bool = False,
-    ) -> None:
-        """Update the vector index after a SQLite commit; keep the two consistent on failure.
-
-        An in-process index catches up from SQLite (:meth:`sync_index`), the same
-        way it takes other processes' writes; another index gets ``action``
-        (its outbox entries are cleared once it succeeded).
-        """
-        if getattr(self.index, "in_process", False):
-            try:
-                self._write_index(force=force)
-            except Exception as exc:
-                self._index_broken = True
-                logger.error("vector index update failed after commit (%r); will repair", exc)
-                raise
-            return
-        self._apply_to_index(rowids, users, action)
-
-    def _apply_to_index(
-        self, rowids: Sequence[int], users: Iterable[str], action: Callable[[], None]
-    ) -> None:
-        """Run an index update after a SQLite commit; keep the two consistent on failure."""
-        try:
-            action()
-        except Exception as exc:
-            if self.index.needs_outbox:
-                self._outbox_pending = True
-            else:
-                self._index_broken = True
-            logger.error("vector index update failed after commit (%r); will repair", exc)
-            try:
-                with self._db.write() as conn:
-                    for user in sorted(set(users)):
-                        self.audit.insert(
-                            conn,
-                            "error",
-                            user_id=user,
-                            payload={"op": "vector_index", "error": type(exc).__name__},
-                        )
-            except Exception:  # pragma: no cover - best effort
-                logger.exception("could not record the error event")
-            raise
-        if self.index.needs_outbox and rowids:
-            with self._db.write() as conn:
-                for chunk in _chunks(list(rowids)):
-                    conn.execute(
-                        f"DELETE FROM vector_outbox WHERE rid IN ({_marks(len(chunk))})", chunk
-                    )
 
     # ---- writing
 
@@ -938,12 +529,7 @@ class BaseSQLiteArchive:
         """
         encoded = encode_record(record)
         self._before_write()
-        current = self.get([record.id])
-        if not current:
-            raise KeyError(f"no record with id {record.id!r}; add() it first")
-        if current[0].user_id != record.user_id:
-            raise ValueError(f"record {record.id!r} belongs to another user")
-        changed = current[0].text != record.text
+        changed = self._stored_for_update(record).text != record.text
         vector = None
         if changed and self.index.needs_vectors:
             vector = self._embed_documents([record.text])[0]
@@ -1007,9 +593,7 @@ class BaseSQLiteArchive:
         when = to_micros(at or datetime.now(timezone.utc))
         ids = list(dict.fromkeys(ids))
         done = 0
-        with self._flush_lock, self._access_lock:
-            for record_id in ids:  # this later, explicit time wins over a noted one
-                self._accessed.pop(record_id, None)
+        self.access.drop(user_id or "", ids)  # this later, explicit time wins over a noted one
         with self._db.write() as conn:
             for chunk in _chunks(ids):
                 sql = f"UPDATE records SET last_accessed_at=? WHERE id IN ({_marks(len(chunk))})"
@@ -1037,75 +621,50 @@ class BaseSQLiteArchive:
         """
         check_user(user_id)
         when = to_micros(at or datetime.now(timezone.utc))
-        with self._access_lock:
-            if self.closed or self._access_stop.is_set():
-                raise ValueError(f"the archive {self._db.where} is closed")
-            for record_id in ids:
-                self._accessed[record_id] = (user_id, when)
-            if self._access_thread is None or not self._access_thread.is_alive():  # or forked
-                self._access_thread = threading.Thread(
-                    target=self._access_loop, name="archive-access", daemon=True
-                )
-                self._access_thread.start()
+        if self.closed:
+            raise ValueError(f"the archive {self._db.where} is closed")
+        self.access.note(ids, user_id, when)
 
-    def _access_loop(self) -> None:
-        while not self._access_stop.wait(self.access_flush_seconds):
-            try:
-                self.flush_access()
-            except Exception as exc:  # noqa: BLE001 - kept and retried on the next round
-                logger.warning("writing access times failed (%r); will retry", exc)
+    @property
+    def access_flush_seconds(self) -> float:
+        """Seconds between the background writes of noted access times."""
+        return self.access.interval
+
+    @access_flush_seconds.setter
+    def access_flush_seconds(self, seconds: float) -> None:
+        self.access.interval = seconds
 
     def flush_access(self) -> int:
         """Write the access times noted by :meth:`note_access` now; returns how many rows.
 
         On failure the noted times are kept for the next attempt.
         """
-        with self._flush_lock:
-            with self._access_lock:
-                pending, self._accessed = self._accessed, {}
-                self._flushing = pending
-            if not pending:
-                return 0
-            groups: dict[tuple[str, int], list[str]] = {}
-            for record_id, (user, when) in pending.items():
-                groups.setdefault((user, when), []).append(record_id)
-            done = 0
-            try:
-                with self._db.write() as conn:
-                    for (user, when), ids in groups.items():
-                        for chunk in _chunks(ids):
-                            done += conn.execute(
-                                f"UPDATE records SET last_accessed_at=? WHERE +user_id=? AND id "
-                                f"IN ({_marks(len(chunk))})",
-                                [when, user, *chunk],
-                            ).rowcount
-            except BaseException:
-                with self._access_lock:  # keep them, unless noted again meanwhile
-                    for record_id, noted in pending.items():
-                        self._accessed.setdefault(record_id, noted)
-                raise
-            finally:
-                with self._access_lock:
-                    self._flushing = {}
-            return done
+        return self.access.flush()
+
+    def _write_access(self, rows: Sequence[tuple[str, str, int]]) -> int:
+        """Write noted ``(record id, user id, micros)`` times; only the user's own records."""
+        groups: dict[tuple[str, int], list[str]] = {}
+        for record_id, user, when in rows:
+            groups.setdefault((user, when), []).append(record_id)
+        done = 0
+        with self._db.write() as conn:
+            for (user, when), ids in groups.items():
+                for chunk in _chunks(ids):
+                    done += conn.execute(
+                        f"UPDATE records SET last_accessed_at=? WHERE +user_id=? AND id "
+                        f"IN ({_marks(len(chunk))})",
+                        [when, user, *chunk],
+                    ).rowcount
+        return done
 
     def _forget_access(self, user_id: str, ids: Iterable[str] | None = None) -> None:
         """Drop noted access times of forgotten records (all of the user's if ``ids`` is None)."""
-        with self._flush_lock, self._access_lock:
-            if ids is None:
-                self._accessed = {k: v for k, v in self._accessed.items() if v[0] != user_id}
-            else:
-                for record_id in ids:
-                    self._accessed.pop(record_id, None)
+        self.access.drop(user_id, ids)
 
-    def _hydrate(self, row: Sequence[Any]) -> MemoryRecord:
-        """The record of a ``records`` row, with any access time noted but not written yet."""
-        record = _row_record(row)
-        if self._accessed or self._flushing:
-            noted = self._accessed.get(record.id) or self._flushing.get(record.id)
-            if noted is not None and noted[0] == record.user_id:
-                record = replace(record, last_accessed_at=from_micros(noted[1]))
-        return record
+    _decode = staticmethod(_row_record)
+
+    def _ids_in(self, ids: Sequence[str]) -> tuple[str, list[Any]]:
+        return f"r.id IN ({_marks(len(ids))})", list(ids)
 
     # ---- forgetting
 
@@ -1249,42 +808,6 @@ class BaseSQLiteArchive:
 
     # ---- reading
 
-    def get(self, ids: Sequence[str], *, user_id: str | None = None) -> list[MemoryRecord]:
-        """The stored records with these ids, in the given order (missing ids skipped)."""
-        found: dict[str, MemoryRecord] = {}
-        for chunk in _chunks(list(dict.fromkeys(ids))):
-            sql = f"SELECT {_COLS} FROM records WHERE id IN ({_marks(len(chunk))})"
-            params: list[Any] = list(chunk)
-            if user_id is not None:
-                sql += " AND +user_id=?"  # +: see the note above _COLS
-                params.append(user_id)
-            for row in self._db.query(sql, params):
-                found[row[1]] = self._hydrate(row)
-        return live_records(found[i] for i in ids if i in found)
-
-    def records(
-        self,
-        user_id: str,
-        *,
-        thread_id: str | None = None,
-        kinds: Iterable[RecordKind] | RecordKind | None = None,
-        since: datetime | None = None,
-        until: datetime | None = None,
-    ) -> list[MemoryRecord]:
-        """A user's records, oldest first (optionally of one thread, some kinds, a window)."""
-        flt = RecordFilter(user_id, thread_id, cast(Any, kinds), since, until)
-        where, params = flt.sql("r")
-        rows = self._db.query(
-            f"SELECT {_R_COLS} FROM records r WHERE {where} ORDER BY r.created_at, r.rid", params
-        )
-        return live_records(self._hydrate(row) for row in rows)
-
-    def count(self, user_id: str | None = None) -> int:
-        """Number of records (of one user, or all)."""
-        if user_id is None:
-            return int(self._db.query("SELECT COUNT(*) FROM records")[0][0])
-        return int(self._db.query("SELECT COUNT(*) FROM records WHERE user_id=?", [user_id])[0][0])
-
     def keyword_search(
         self,
         query: str,
@@ -1408,7 +931,7 @@ class BaseSQLiteArchive:
             best.setdefault(rid, score)
         found: dict[int, MemoryRecord] = {}
         where, params = flt.sql("r")
-        hydrate = self._hydrate if self._accessed or self._flushing else _row_record
+        hydrate = self._hydrate if self.access.any_pending else _row_record
         for chunk in _chunks(list(best)):
             # NOT INDEXED: look the hits up by row id; left to itself the planner walks
             # the user's whole (user_id, ...) index and reads every one of their rows
@@ -1484,20 +1007,6 @@ class BaseSQLiteArchive:
 
     # ---- export, lifecycle
 
-    def export_user(self, user_id: str) -> dict[str, Any]:
-        """Everything stored about ``user_id``, JSON-ready: records and audit events.
-
-        Returns ``{"user_id", "exported_at", "records": [record_to_dict(...)],
-        "audit_events": [AuditEvent.to_dict()]}`` (vectors are not included).
-        """
-        check_user(user_id)
-        return {
-            "user_id": user_id,
-            "exported_at": datetime.now(timezone.utc).isoformat(),
-            "records": [record_to_dict(r) for r in self.records(user_id)],
-            "audit_events": [e.to_dict() for e in self.audit.events(user_id)],
-        }
-
     def flush(self) -> None:
         """Write pending access times and the vector index file now (the archive stays open).
 
@@ -1517,16 +1026,8 @@ class BaseSQLiteArchive:
 
     def close(self) -> None:
         """Write pending access times and the vector index, close the database (idempotent)."""
-        with self._access_lock:
-            self._access_stop.set()
-            thread, self._access_thread = self._access_thread, None
-        if thread is not None:
-            thread.join()
-        if not self._db.closed:
-            try:  # before taking the database lock: a flush takes its own lock first
-                self.flush_access()
-            except Exception:
-                logger.exception("could not write the last access times of %s", self._db.where)
+        # before taking the database lock: a flush takes its own lock first
+        self.access.close(write=not self._db.closed)
         with self._db.lock:
             if self._db.closed:
                 return
