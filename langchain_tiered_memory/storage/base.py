@@ -18,7 +18,7 @@ Example:
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, Protocol
@@ -387,12 +387,33 @@ class MemoryBackend(FactStore, Protocol):
         """Users with any thread, fact or record."""
         ...
 
-    def forget_user(self, user_id: str) -> int:
-        """Delete a user from every table and index; returns the archive records deleted."""
+    def forget_user(
+        self, user_id: str, *, purge: Callable[[Sequence[str]], None] | None = None
+    ) -> int:
+        """Delete a user from every table and index; returns the archive records deleted.
+
+        A forget intent is written in the same transaction and closed once
+        everything outside it is purged - with ``purge``, the user's threads
+        from the LangGraph checkpointers - so a crash is finished later
+        (:meth:`finish_forgets`).
+        """
         ...
 
-    def forget_thread(self, user_id: str, thread_id: str) -> int:
-        """Delete one thread: its log, head and archived records."""
+    def forget_thread(
+        self, user_id: str, thread_id: str, *, purge: Callable[[Sequence[str]], None] | None = None
+    ) -> int:
+        """Delete one thread: its log, head and archived records (and, with ``purge``,
+        its checkpoints)."""
+        ...
+
+    def finish_forgets(
+        self, purge: Callable[[Sequence[str]], None] | None = None, *, user_id: str | None = None
+    ) -> Sequence[Any]:
+        """Finish the forgets a crash left half done (of one user, or all); returns them."""
+        ...
+
+    def recovered_forgets(self) -> Sequence[Any]:
+        """Forgets finished after a crash, kept for checkpointers attached later."""
         ...
 
     def export_user(self, user_id: str) -> Mapping[str, Any]:
