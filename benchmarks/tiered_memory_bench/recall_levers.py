@@ -24,6 +24,12 @@ thing:
   and, for a question naming two speakers or more (*"Which city have both
   Jean and John visited?"*, the compound questions of LoCoMo), whether one
   of them spoke the record (the question split by speaker);
+* ``prf``: **pseudo-relevance feedback** for evidence spread over sessions:
+  the words of the three best candidates of a first pass (the hand-set
+  weights) that the question does not hold become a second query; two more
+  features - the share of those words in the text, and the same for a text
+  from a session none of the three is from (the second hop of a multi-hop
+  question is often in another session);
 * ``mlp``: a one-hidden-layer network (16 tanh units) over the features and
   seven traits of the question instead of the linear model.
 
@@ -52,6 +58,7 @@ import numpy as np
 
 from langchain_tiered_memory.embeddings import default_embeddings
 from langchain_tiered_memory.recall.dedupe import merge_near_duplicates
+from langchain_tiered_memory.recall.hybrid import score_candidates
 from langchain_tiered_memory.recall.ranker import (
     FEATURES,
     LinearRanker,
@@ -74,9 +81,16 @@ LEVERS = (
     "session-packing",
     "wider-pool",
     "entities",
+    "prf",
     "mlp",
 )
-SETTINGS: dict[str, Any] = {"lme_weight": 0.3, "l2": 1e-3, "iterations": 400, "rate": 0.05}
+SETTINGS: dict[str, Any] = {
+    "lme_weight": 0.3,
+    "l2": 1e-3,
+    "iterations": 400,
+    "rate": 0.05,
+    "session_share": 0.5,
+}
 
 # -- session digests -----------------------------------------------------------------------
 
@@ -237,6 +251,30 @@ def entities(q: tr.Query) -> tuple[tr.Query, np.ndarray]:
         words = set(text_words(c.record.text))
         share = len(wanted & words) / len(wanted) if wanted else 0.0
         rows.append((share, float(len(named) > 1 and speaker_of(c.record) in named)))
+    return q, np.array(rows).reshape(-1, 2)
+
+
+_FEEDBACK_FROM = 3  # first-pass candidates the feedback words come from
+_FEEDBACK_WORDS = 12  # the most frequent of their words the question does not hold
+
+
+def feedback(q: tr.Query) -> tuple[tr.Query, np.ndarray]:
+    """Overlap with the words of the first pass's best candidates, overall and across sessions."""
+    first = score_candidates(q.candidates, now=q.now, query=q.text, k=_FEEDBACK_FROM, ranker=None)
+    speakers = {s for c in q.candidates if (s := speaker_of(c.record))}
+    asked = set(text_words(q.text)) | {w for s in speakers for w in text_words(s)}
+    counts: dict[str, int] = {}
+    for hit in first:
+        for word in set(text_words(hit.record.text)) - asked:
+            if len(word) > 3:
+                counts[word] = counts.get(word, 0) + 1
+    words = set(sorted(counts, key=lambda w: (-counts[w], w))[:_FEEDBACK_WORDS])
+    seen = {(h.record.thread_id, h.record.metadata.get("session")) for h in first}
+    rows = []
+    for c in q.candidates:
+        share = len(words & set(text_words(c.record.text))) / len(words) if words else 0.0
+        elsewhere = (c.record.thread_id, c.record.metadata.get("session")) not in seen
+        rows.append((share, share * float(elsewhere)))
     return q, np.array(rows).reshape(-1, 2)
 
 
@@ -462,6 +500,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         "session-packing": (lambda: pool("plain"), Variant(packing=0.1)),
         "wider-pool": (lambda: pool("wide", dense=300, keyword=100), Variant()),
         "entities": (lambda: pool("plain"), Variant(prepare=entities)),
+        "prf": (lambda: pool("plain"), Variant(prepare=feedback)),
         "mlp": (lambda: pool("plain"), Variant(model="mlp")),
     }
     report: dict[str, Any] = {"settings": SETTINGS, "levers": {}}

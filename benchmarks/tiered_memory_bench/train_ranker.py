@@ -16,7 +16,10 @@ cross-validated figures recorded in it:
    probability mass on its relevant candidates, ListNet-style), L2 penalty,
    full-batch Adam from zero weights - deterministic. LoCoMo questions
    weigh 1; the LongMemEval questions together weigh ``--lme-weight`` times
-   the LoCoMo ones (there are 15 times fewer of them).
+   the LoCoMo ones (there are 15 times fewer of them), and put
+   ``--session-share`` of their weight on the mass of their gold sessions'
+   candidates (the session bench ranks a session by its best turn, so the
+   turn a session is found by need not be the gold one).
 4. **Validation**: six folds; fold *i* holds out LoCoMo conversation *i*
    and a sixth of the LongMemEval questions (dealt round-robin in
    question-type order, so each fold holds every type); the model is
@@ -215,6 +218,14 @@ def longmemeval_queries(
     return out
 
 
+def _session_targets(q: Query) -> tuple[np.ndarray, np.ndarray]:
+    """Each candidate's session (numbered within the query) and whether it is a gold one."""
+    sessions = [str(c.record.metadata.get("session", c.record.id)) for c in q.candidates]
+    number = {s: i for i, s in enumerate(dict.fromkeys(sessions))}
+    gold = set(q.gold_sessions)
+    return np.array([number[s] for s in sessions]), np.array([s in gold for s in sessions])
+
+
 def fit(
     queries: Sequence[Query],
     *,
@@ -222,13 +233,25 @@ def fit(
     l2: float,
     iterations: int,
     rate: float,
+    session_share: float = 0.0,
     features: Sequence[str] = FEATURES,
 ) -> LinearRanker:
     """The linear ranker minimising the weighted listwise softmax loss (deterministic).
 
-    ``features`` names the columns of the queries' feature matrices.
+    A question with gold sessions (LongMemEval's) puts ``session_share`` of
+    its weight on a session-level loss: the probability mass on its gold
+    sessions' candidates, however it is spread inside each session (the
+    session bench ranks a session by its best turn), each gold session
+    counting equally. ``features`` names the columns of the queries' feature
+    matrices.
     """
-    used = [q for q in queries if q.relevant.any()]
+    if not 0.0 <= session_share <= 1.0:
+        raise ValueError(f"session_share must be in [0, 1], got {session_share}")
+
+    def by_session(q: Query) -> bool:
+        return session_share > 0 and bool(q.gold_sessions) and bool(_session_targets(q)[1].any())
+
+    used = [q for q in queries if q.relevant.any() or by_session(q)]
     if not used:
         raise ValueError("no question has a relevant candidate to learn from")
     stacked = np.concatenate([q.features for q in used])
@@ -239,13 +262,28 @@ def fit(
     sizes = np.array([len(q.candidates) for q in used])
     starts = np.concatenate([[0], np.cumsum(sizes)[:-1]])
     segment = np.repeat(np.arange(len(used)), sizes)
-    target = np.concatenate([q.relevant / q.relevant.sum() for q in used])
+    target = np.concatenate(
+        [q.relevant / q.relevant.sum() if q.relevant.any() else q.relevant for q in used]
+    )
+    # the session loss: candidates grouped by (query, session); gold sessions weigh 1/count
+    groups, session_target, offset = [], [], 0
+    for q in used:
+        number, gold = _session_targets(q)
+        groups.append(number + offset)
+        offset += int(number.max()) + 1
+        count = len(set(number[gold].tolist()))
+        session_target.append(gold / count if by_session(q) else np.zeros(len(gold)))
+    group = np.concatenate(groups)
+    session_mass = np.concatenate(session_target)
     locomo = sum(1 for q in used if q.dataset == "locomo")
     lme = len(used) - locomo
     # the LongMemEval questions together weigh lme_weight times the LoCoMo ones (alone: 1 each)
     lme_each = lme_weight * locomo / lme if lme and locomo else 1.0
     per_query = np.array([1.0 if q.dataset == "locomo" else lme_each for q in used])
     per_query /= per_query.sum()
+    share = np.array([session_share if by_session(q) else 0.0 for q in used])
+    turn_weight = per_query * (1.0 - share) * np.array([float(q.relevant.any()) for q in used])
+    session_weight = per_query * share
     weights = np.zeros(x.shape[1])
     m = np.zeros_like(weights)
     v = np.zeros_like(weights)
@@ -254,7 +292,13 @@ def fit(
         top = np.maximum.reduceat(s, starts)
         e = np.exp(s - top[segment])
         p = e / np.add.reduceat(e, starts)[segment]
-        grad = x.T @ ((p - target) * per_query[segment]) + l2 * weights
+        residual = (p - target) * turn_weight[segment]
+        if session_share > 0:
+            in_session = np.zeros(offset)
+            np.add.at(in_session, group, e)
+            within = e / in_session[group]
+            residual += (p - session_mass * within) * session_weight[segment]
+        grad = x.T @ residual + l2 * weights
         m = 0.9 * m + 0.1 * grad
         v = 0.999 * v + 0.001 * grad * grad
         weights -= rate * (m / (1 - 0.9**t)) / (np.sqrt(v / (1 - 0.999**t)) + 1e-8)
@@ -357,6 +401,7 @@ def train(
     l2: float = 1e-3,
     iterations: int = 400,
     rate: float = 0.05,
+    session_share: float = 0.5,
 ) -> tuple[LinearRanker, dict[str, Any]]:
     """Fit the ranker on every question and cross-validate it; ``(ranker, report)``.
 
@@ -374,10 +419,18 @@ def train(
         "l2": l2,
         "iterations": iterations,
         "rate": rate,
+        "session_share": session_share,
     }
 
     def fitted(subset: Sequence[Query]) -> LinearRanker:
-        return fit(subset, lme_weight=lme_weight, l2=l2, iterations=iterations, rate=rate)
+        return fit(
+            subset,
+            lme_weight=lme_weight,
+            l2=l2,
+            iterations=iterations,
+            rate=rate,
+            session_share=session_share,
+        )
 
     folds = sorted({q.fold for q in queries})
     if len(folds) < 2:
@@ -406,7 +459,8 @@ def train(
                 "longmemeval": sum(1 for q in queries if q.dataset == "longmemeval"),
             },
             "folds": FOLDS,
-            "loss": "listwise softmax over each question's candidates, L2, Adam",
+            "loss": "listwise softmax over each question's candidates (LongMemEval: half "
+            "over its gold turns, half over its gold sessions), L2, Adam",
             **settings,
         },
         **{name: _headline(rows) for name, rows in report.items()},
@@ -433,6 +487,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--l2", type=float, default=1e-3)
     parser.add_argument("--iterations", type=int, default=400)
     parser.add_argument("--rate", type=float, default=0.05)
+    parser.add_argument(
+        "--session-share",
+        type=float,
+        default=0.5,
+        help="Share of each LongMemEval question's weight on the session-level loss.",
+    )
     args = parser.parse_args(argv)
 
     started = time.perf_counter()
@@ -445,6 +505,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             l2=args.l2,
             iterations=args.iterations,
             rate=args.rate,
+            session_share=args.session_share,
         )
     except (ValueError, FileNotFoundError) as exc:
         _log(f"error: {exc}")

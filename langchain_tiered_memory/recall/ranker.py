@@ -5,7 +5,10 @@
 candidates, what the neighbouring turns score, the speaker and session
 signals, the time signal, and a few traits of the text (its length, whether
 it asks a question, whether it holds a number, a proper noun or a time word,
-each paired with the kind of question that wants it). :class:`LinearRanker`
+each paired with the kind of question that wants it). A trait counts only as
+much as the text matches the query (times its best scaled dense or keyword
+score, as the time signal is): a question mark or a date lifts no unrelated
+record. :class:`LinearRanker`
 scores them as ``((x - mean) / scale) . weights``: a handful of numpy
 operations per query.
 
@@ -100,8 +103,8 @@ FEATURES: tuple[str, ...] = (
     "session_size",  # candidates from the record's session, over the largest such count
     "session_rank",  # log(1 + rank) of the record within its session's candidates
     "time",  # time match with the query's time expression, times max(dense, keyword)
-    "time_window",  # the time match alone (0 when the query names no time)
     "length",  # log(1 + words of the text)
+    # the traits below are 0/1 times max(dense, keyword): they lift only matching texts
     "asks",  # the text ends in a question mark: it asks rather than tells
     "when_time_words",  # a "when" question, and the text holds a time word
     "how_many_number",  # a "how many/much/long/old/often" question, and the text a number
@@ -246,12 +249,13 @@ def candidate_features(
 
     texts = [r.text for r in records]
     bodies = [_body(t) for t in texts]
+    matching = np.maximum(dense, keyword)  # what a trait of the text is worth
 
     def holds(pattern: re.Pattern[str], wanted: bool) -> np.ndarray:
-        """1 for the texts ``pattern`` finds in, when the query wants it (else all 0)."""
+        """``matching`` for the texts ``pattern`` finds in, when the query wants it (else 0)."""
         if not wanted:
             return np.zeros(n)
-        return np.array([float(pattern.search(b) is not None) for b in bodies])
+        return np.array([float(pattern.search(b) is not None) for b in bodies]) * matching
 
     names_place = bool(_WHERE.match(query))
     names_person = bool(_WHO.match(query))
@@ -276,10 +280,9 @@ def candidate_features(
         "session_keyword": session_keyword,
         "session_size": session_size,
         "session_rank": session_rank,
-        "time": timed * np.maximum(dense, keyword),
-        "time_window": timed,
+        "time": timed * matching,
         "length": np.array([math.log1p(len(t.split())) for t in texts]),
-        "asks": np.array([float(t.rstrip().endswith("?")) for t in texts]),
+        "asks": np.array([float(t.rstrip().endswith("?")) for t in texts]) * matching,
         "when_time_words": holds(_TIME_WORD, bool(_WHEN.match(query))),
         "how_many_number": holds(_NUMBER, bool(_HOW_MANY.search(query))),
         "where_proper_noun": proper * names_place,

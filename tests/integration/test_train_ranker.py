@@ -3,11 +3,15 @@
 from __future__ import annotations
 
 import json
+from datetime import datetime, timezone
 from types import ModuleType
 
+import numpy as np
 import pytest
 
 from langchain_tiered_memory.recall.ranker import FEATURES, LinearRanker
+from langchain_tiered_memory.recall.signals import Candidate
+from langchain_tiered_memory.records import MemoryRecord
 from tiered_memory_bench import train_ranker
 
 STEMS = ("allerg", "peanut", "clara", "wedding", "marri", "dog", "run", "berlin", "whale")
@@ -47,3 +51,33 @@ def test_training_script_writes_a_loadable_file(
     assert code == 0
     assert LinearRanker.load(out).features == FEATURES
     assert "cross_validated" in json.loads(report.read_text())
+
+
+def test_a_question_with_gold_sessions_teaches_which_session_to_find(script) -> None:
+    # No candidate is a gold turn, but one is from the gold session: the session-level
+    # loss learns from it (the turn-level loss alone has nothing to learn).
+    def record(n: int, session: str) -> MemoryRecord:
+        return MemoryRecord.new(
+            user_id="u", kind="turn", text=f"turn {n}", id=f"t{n}", metadata={"session": session}
+        )
+
+    records = [record(0, "gold"), record(1, "other"), record(2, "other"), record(3, "gold")]
+    question = script.Query(
+        "longmemeval",
+        "q1",
+        "multi-session",
+        "what?",
+        datetime(2024, 1, 1, tzinfo=timezone.utc),
+        [Candidate(r, 0.5, None) for r in records],
+        np.array([[1.0, 0.0], [0.0, 1.0], [0.0, 1.0], [0.0, 0.0]]),
+        np.zeros(4),
+        [],
+        ["gold"],
+    )
+    settings = {"lme_weight": 1.0, "l2": 1e-3, "iterations": 100, "rate": 0.05}
+    ranker = script.fit([question], session_share=0.5, features=("a", "b"), **settings)
+    assert ranker.weights[0] > 0 > ranker.weights[1]
+    with pytest.raises(ValueError, match="no question has a relevant candidate"):
+        script.fit([question], session_share=0.0, features=("a", "b"), **settings)
+    with pytest.raises(ValueError, match="session_share"):
+        script.fit([question], session_share=1.5, features=("a", "b"), **settings)

@@ -56,12 +56,26 @@ def test_features_describe_each_candidate() -> None:
     assert column(x, "speaker") == [0.0, 1.0, 1.0]  # the query names Ana
     assert column(x, "dense_previous") == [0.0, 0.5, 0.0]  # the answer follows the question
     assert column(x, "dense_next") == [1.0, 0.0, 0.0]
-    assert column(x, "asks") == [1.0, 0.0, 0.0]
+    assert column(x, "asks") == [0.5, 0.0, 0.0]  # a question, worth what it matches
     assert column(x, "where_proper_noun") == [0.0, 1.0, 0.0]  # "Lisbon", not "We"
     assert column(x, "session_size") == [1.0, 1.0, 0.5]
-    week = column(x, "time_window")
-    assert week[0] == week[1] == 1.0 and week[2] < 0.1  # said last week / 40 days ago
+    assert column(x, "time") == [0.5, 1.0, 0.0]  # said last week, times the match
     assert candidate_features([], query="x", now=NOW).shape == (0, len(FEATURES))
+
+
+def test_a_trait_of_the_text_lifts_no_record_that_does_not_match() -> None:
+    # A question mark, a time word, a number, a date: each counts only as much as
+    # the text matches the query (a learned weight on a trait alone lifted every
+    # record of a "two months ago" window above the gold sessions).
+    asked = turn("How many dogs did you see in July?", 0, days=7)
+    unrelated = turn("How many books did you read last week? Was it in July?", 5, days=7)
+    match = turn("We saw three dogs in July.", 9, session=2, days=7)
+    cands = [Candidate(asked, 0.9, 3.0), Candidate(unrelated, 0.1, None), Candidate(match, 0.6)]
+    x = candidate_features(cands, query="How many dogs did Ana see last week?", now=NOW)
+    for name in ("asks", "how_many_number", "time"):
+        values = column(x, name)
+        assert values[1] == 0.0 and max(values) > 0.0, name
+    assert column(x, "how_many_number")[2] == column(x, "dense")[2] > 0.0
 
 
 def test_ranker_scores_standardised_features() -> None:
