@@ -198,3 +198,20 @@ def test_the_library_never_imports_the_benches() -> None:
             else:
                 continue
             assert not any(n.split(".")[0] == "tiered_memory_bench" for n in names), path
+
+
+def test_the_benches_import_only_public_names_of_the_library() -> None:
+    # the benches are another distribution: what they use of the library is its public API
+    bench = ROOT.parent / "benchmarks" / "tiered_memory_bench"
+    if not bench.is_dir():  # the library installed without its repository
+        pytest.skip("no benchmarks/ beside the package")
+    private = []
+    for path in sorted(bench.rglob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.ImportFrom) and (node.module or "").startswith(PACKAGE):
+                private += [
+                    f"{path.name}: {node.module}.{alias.name}"
+                    for alias in node.names
+                    if alias.name.startswith("_") or "._" in f".{node.module}"
+                ]
+    assert not private, private
