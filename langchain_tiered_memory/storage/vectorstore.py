@@ -140,7 +140,6 @@ class VectorStoreIndex:
     needs_vectors = False
     exact_filter = False
     needs_outbox = True
-    in_process = False
 
     def __init__(
         self,
