@@ -46,7 +46,7 @@ from langchain_core.embeddings import Embeddings
 from langchain_tiered_memory.expiry import utc
 from langchain_tiered_memory.ids import check_id
 from langchain_tiered_memory.storage import open_backend
-from langchain_tiered_memory.storage.base import MemoryBackend
+from langchain_tiered_memory.storage.base import AuditTrail, MemoryBackend, RecordStore
 from langchain_tiered_memory.storage.postgres.db import is_postgres_url
 from langchain_tiered_memory.storage.sqlite.archive import stored_embeddings_id
 from langchain_tiered_memory.storage.sqlite.backend import ARCHIVE_FILE
@@ -173,13 +173,13 @@ class MemoryStore:
     # -- views -------------------------------------------------------------------
 
     @property
-    def archive(self) -> Any:
+    def archive(self) -> RecordStore:
         """The archive (the backend's record store: ``add``, ``get``, ``records``,
         ``keyword_search``, ``dense_search``, ``delete``, ...)."""
         return self.backend.records
 
     @property
-    def audit(self) -> Any:
+    def audit(self) -> AuditTrail:
         """The audit log (``events(user_id)``)."""
         return self.backend.audit
 

@@ -19,9 +19,9 @@ Example:
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any, Protocol
+from typing import Any, Literal, Protocol, get_args
 
 from langchain_core.messages import BaseMessage
 
@@ -32,7 +32,11 @@ from langchain_tiered_memory.tiers.core import FactStore
 from langchain_tiered_memory.tiers.turns import Turn
 
 __all__ = [
+    "AUDIT_KINDS",
     "AppendResult",
+    "AuditEvent",
+    "AuditKind",
+    "AuditTrail",
     "LogCursor",
     "LoggedMessage",
     "MemoryBackend",
@@ -42,6 +46,50 @@ __all__ = [
     "ThreadRead",
     "check_user",
 ]
+
+
+#: What an audit event records.
+AuditKind = Literal["page_out", "page_in", "compression", "recall", "write", "delete", "error"]
+AUDIT_KINDS: frozenset[str] = frozenset(get_args(AuditKind))
+
+
+@dataclass(frozen=True)
+class AuditEvent:
+    """One audit event, as read back from the log.
+
+    Attributes:
+        id: Increasing event number (unique in the database).
+        at: When it happened (UTC).
+        user_id: Whose memory it concerns.
+        thread_id: The conversation, when it concerns one.
+        kind: ``page_out``, ``page_in``, ``compression``, ``recall``, ``write``,
+            ``delete`` or ``error``.
+        payload: JSON data (ids, counts, scores - no deleted text).
+    """
+
+    id: int
+    at: datetime
+    user_id: str
+    thread_id: str | None
+    kind: AuditKind
+    payload: dict[str, Any] = field(default_factory=dict)
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-ready form (``at`` as ISO 8601).
+
+        Example:
+            >>> from langchain_tiered_memory.storage.codec import from_micros
+            >>> AuditEvent(1, from_micros(0), "ana", None, "write", {"ids": ["a"]}).to_dict()["at"]
+            '1970-01-01T00:00:00+00:00'
+        """
+        return {
+            "id": self.id,
+            "at": self.at.isoformat(),
+            "user_id": self.user_id,
+            "thread_id": self.thread_id,
+            "kind": self.kind,
+            "payload": self.payload,
+        }
 
 
 @dataclass(frozen=True)
@@ -295,6 +343,31 @@ class RecordStore(Protocol):
         ...
 
 
+class AuditTrail(Protocol):
+    """The audit log: what the memory did, per user, read back by the user.
+
+    Payloads carry ids, counts and scores, never memory text; a forget of a
+    user removes their events (one ``delete`` event that counts the records stays).
+    """
+
+    def record(
+        self, kind: AuditKind, *, user_id: str, thread_id: str | None = None, **payload: Any
+    ) -> AuditEvent:
+        """Append an event (in its own transaction) and return it."""
+        ...
+
+    def events(
+        self,
+        user_id: str,
+        *,
+        kinds: Iterable[AuditKind] | None = None,
+        thread_id: str | None = None,
+        limit: int | None = None,
+    ) -> list[AuditEvent]:
+        """A user's events, oldest first (the newest ``limit`` of them)."""
+        ...
+
+
 class MemoryBackend(FactStore, Protocol):
     """Everything that lasts, for every user: what a ``MemoryStore`` stands on.
 
@@ -306,8 +379,16 @@ class MemoryBackend(FactStore, Protocol):
     """
 
     where: str
-    records: Any
-    audit: Any
+
+    @property
+    def records(self) -> RecordStore:
+        """The archive."""
+        ...
+
+    @property
+    def audit(self) -> AuditTrail:
+        """The audit log."""
+        ...
 
     # -- the turn log
     def read_thread(self, user_id: str, thread_id: str, cursor: LogCursor | None) -> ThreadRead:
