@@ -31,4 +31,4 @@ def test_docs_build_strict(tmp_path: Path) -> None:
     html = page.read_text(encoding="utf-8")
     assert 'id="langchain_tiered_memory.memory.TieredMemory"' in html
     assert 'id="langchain_tiered_memory.store.MemoryStore"' in html
-    assert (site / "migration" / "index.html").is_file()
+    assert (site / "howto" / "migration" / "index.html").is_file()
