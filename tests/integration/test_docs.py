@@ -31,4 +31,14 @@ def test_docs_build_strict(tmp_path: Path) -> None:
     html = page.read_text(encoding="utf-8")
     assert 'id="langchain_tiered_memory.memory.TieredMemory"' in html
     assert 'id="langchain_tiered_memory.store.MemoryStore"' in html
-    assert (site / "howto" / "migration" / "index.html").is_file()
+    # by kind: a tutorial, how-tos, reference (configuration and the CLI in it), explanation
+    for page in [
+        "tutorial",
+        "howto/migration",
+        "reference/configuration",
+        "reference/cli",
+        "explanation/concepts",
+        "explanation/reliability",
+        "explanation/benchmarks",
+    ]:
+        assert (site / page / "index.html").is_file(), page
