@@ -12,6 +12,11 @@ of views of one thread - threads, objects, processes - see each other's
 turns and facts, and a forget is honoured by every view. Without a ``store``
 a view gets a private in-memory one (recall by keywords only).
 
+A view needs of its store only the small :class:`~langchain_tiered_memory.storage.base.Store`
+protocol - the backend, the embedder, the store-wide forget - and reaches
+storage through the backend alone; this module never imports
+:mod:`langchain_tiered_memory.store`.
+
 Example:
     >>> from langchain_core.messages import AIMessage, HumanMessage
     >>> memory = TieredMemory(model="gpt-4o-mini", context_window=4096,
@@ -36,7 +41,7 @@ import threading
 from collections.abc import Callable, Sequence
 from dataclasses import replace
 from datetime import datetime
-from typing import TYPE_CHECKING, Any, Literal
+from typing import Any, ClassVar, Literal
 
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import BaseMessage, HumanMessage, SystemMessage, convert_to_messages
@@ -58,7 +63,14 @@ from langchain_tiered_memory.recall.gate import (
     gate_from,
 )
 from langchain_tiered_memory.records import MemoryRecord
-from langchain_tiered_memory.storage.base import LogCursor, LoggedMessage, ThreadHead
+from langchain_tiered_memory.storage.base import (
+    AuditTrail,
+    LogCursor,
+    LoggedMessage,
+    RecordStore,
+    Store,
+    ThreadHead,
+)
 from langchain_tiered_memory.storage.errors import StorageError
 from langchain_tiered_memory.tiers.buffer import (
     BufferState,
@@ -85,9 +97,6 @@ from langchain_tiered_memory.write.writer import (
     WriteResult,
     extractor_from,
 )
-
-if TYPE_CHECKING:
-    from langchain_tiered_memory.store import MemoryStore
 
 logger = logging.getLogger(__name__)
 
@@ -225,8 +234,11 @@ class TieredMemory:
         summarizer: A :class:`Summarizer`, a chat model, or ``None`` (extractive).
         triggers: Compression triggers.
         on_event: Called with every compression event.
-        store: Where the memory lives (default: a private in-memory store
-            with keyword recall).
+        store: Where the memory lives: a
+            :class:`~langchain_tiered_memory.store.MemoryStore`, or anything with
+            the :class:`~langchain_tiered_memory.storage.base.Store` protocol
+            (default: a private in-memory store with keyword recall, made by
+            :attr:`private_store`).
         user_id: Whose memory (every read and write is filtered by it).
         thread_id: Which conversation.
         extractor: Fact extractor: rule-based (default), a chat model
@@ -247,6 +259,11 @@ class TieredMemory:
             system prompt larger than its section.
     """
 
+    #: Makes the store of a memory created without one. :mod:`langchain_tiered_memory.store`
+    #: sets it, when imported, to a private in-memory ``MemoryStore`` with keyword recall
+    #: (the package imports that module first); this module knows only the ``Store`` protocol.
+    private_store: ClassVar[Callable[[], Store] | None] = None
+
     def __init__(
         self,
         *,
@@ -260,7 +277,7 @@ class TieredMemory:
         summarizer: Summarizer | BaseChatModel | str | None = None,
         triggers: CompressionTriggers | None = None,
         on_event: Callable[[CompressionEvent], None] | None = None,
-        store: MemoryStore | None = None,
+        store: Store | None = None,
         user_id: str = "default",
         thread_id: str = "default",
         extractor: Extractor | BaseChatModel | str | None = None,
@@ -289,9 +306,10 @@ class TieredMemory:
         self.on_event = on_event
         self.tools_tokens = tools_tokens
         if store is None:
-            from langchain_tiered_memory.store import NO_EMBEDDINGS, MemoryStore
-
-            store = MemoryStore(embeddings=NO_EMBEDDINGS)
+            make = TieredMemory.private_store
+            if make is None:  # pragma: no cover - the package imports store.py first
+                raise RuntimeError("no private store: import langchain_tiered_memory first")
+            store = make()
         self.store = store
         self.backend = store.backend
         self.gate = gate
@@ -346,9 +364,14 @@ class TieredMemory:
         return self.writer.core
 
     @property
-    def archive(self) -> Any:
+    def archive(self) -> RecordStore:
         """The store's archive (records of every kind, searched per user)."""
-        return self.store.archive
+        return self.backend.records
+
+    @property
+    def audit(self) -> AuditTrail:
+        """The store's audit log."""
+        return self.backend.audit
 
     @property
     def system_prompt(self) -> str:
@@ -392,7 +415,7 @@ class TieredMemory:
 
     def _audit(self, kind: Any, **payload: Any) -> None:
         try:
-            self.store.audit.record(kind, user_id=self.user_id, thread_id=self.thread_id, **payload)
+            self.audit.record(kind, user_id=self.user_id, thread_id=self.thread_id, **payload)
         except StorageError:
             logger.exception("could not write the %s audit event", kind)
 
@@ -607,14 +630,14 @@ class TieredMemory:
             for f in result.possible
         ]
         if possible:
-            self.store.archive.add(possible)
+            self.archive.add(possible)
         if self.reflector is not None:
             from langchain_tiered_memory.records import fact_record
 
             written = [fact_record(self.user_id, u.fact) for u in result.promoted] + possible
             observations = self.reflector.observe(written)
             if observations:
-                self.store.archive.add(observations)
+                self.archive.add(observations)
 
     # -- compression -------------------------------------------------------------
 
@@ -748,7 +771,7 @@ class TieredMemory:
         known: set[str] = set()
         buffered = {f"turn:{t.index}" for t in self._state.turns}
         for name in names[:8]:
-            hits = self.store.archive.keyword_search(name, user_id=self.user_id, n=3)
+            hits = self.archive.keyword_search(name, user_id=self.user_id, n=3)
             # what the buffer still holds (e.g. this very message) is not "known from before"
             if any(not set(r.sources) & buffered for r, _ in hits):
                 known.add(name)
@@ -768,7 +791,7 @@ class TieredMemory:
         from langchain_tiered_memory.recall.hybrid import Recaller, to_recalled_memories
 
         state = self._refresh()
-        recaller = Recaller(self.store.archive, self.store.embeddings, k=k or self.recall_k)
+        recaller = Recaller(self.archive, self.store.embeddings, k=k or self.recall_k)
         buffered = {f"turn:{t.index}" for t in state.turns}
         hits = [
             hit

@@ -39,21 +39,19 @@ import weakref
 from dataclasses import dataclass
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from langchain_core.embeddings import Embeddings
 
 from langchain_tiered_memory.expiry import utc
 from langchain_tiered_memory.ids import check_id
+from langchain_tiered_memory.memory import TieredMemory
 from langchain_tiered_memory.storage import open_backend
 from langchain_tiered_memory.storage.base import AuditTrail, MemoryBackend, RecordStore
 from langchain_tiered_memory.storage.postgres.db import is_postgres_url
 from langchain_tiered_memory.storage.sqlite.archive import stored_embeddings_id
 from langchain_tiered_memory.storage.sqlite.backend import ARCHIVE_FILE
 from langchain_tiered_memory.tiers.core import CoreMemory
-
-if TYPE_CHECKING:
-    from langchain_tiered_memory.memory import TieredMemory
 
 logger = logging.getLogger(__name__)
 
@@ -191,8 +189,6 @@ class MemoryStore:
         Raises:
             ValueError: for an invalid user or thread id.
         """
-        from langchain_tiered_memory.memory import TieredMemory
-
         return TieredMemory(store=self, user_id=user_id, thread_id=thread_id, **kwargs)
 
     def core(self, user_id: str, thread_id: str | None = None) -> CoreMemory:
@@ -527,6 +523,14 @@ def _close_open_stores() -> None:
             store.close()
         except Exception:  # at exit: log and go on with the others
             logger.exception("closing %r at exit failed", store)
+
+
+def _private_store() -> MemoryStore:
+    """The store of a TieredMemory made without one: in this process, keywords only."""
+    return MemoryStore(embeddings=NO_EMBEDDINGS)
+
+
+TieredMemory.private_store = _private_store
 
 
 @dataclass(frozen=True)

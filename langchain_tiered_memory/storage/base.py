@@ -23,6 +23,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, Literal, Protocol, get_args
 
+from langchain_core.embeddings import Embeddings
 from langchain_core.messages import BaseMessage
 
 from langchain_tiered_memory.ids import check_id
@@ -42,6 +43,7 @@ __all__ = [
     "MemoryBackend",
     "RecordFilter",
     "RecordStore",
+    "Store",
     "ThreadHead",
     "ThreadRead",
     "check_user",
@@ -496,4 +498,30 @@ class MemoryBackend(FactStore, Protocol):
 
     def close(self) -> None:
         """Flush and release everything."""
+        ...
+
+
+class Store(Protocol):
+    """What a :class:`~langchain_tiered_memory.memory.TieredMemory` needs of the store it
+    is a view of - all it reaches storage through.
+
+    :class:`~langchain_tiered_memory.store.MemoryStore` is one; the view reads
+    and writes through :attr:`backend` only (records, audit log, turn log,
+    facts), embeds recall queries with :attr:`embeddings`, and forgets a
+    whole user through :meth:`forget_user` (which also reaches what lies
+    outside the backend, such as LangGraph checkpoints).
+    """
+
+    @property
+    def backend(self) -> MemoryBackend:
+        """Everything that lasts."""
+        ...
+
+    @property
+    def embeddings(self) -> Embeddings | None:
+        """What recall embeds queries with (``None``: recall by keywords only)."""
+        ...
+
+    def forget_user(self, user_id: str) -> int:
+        """Delete a user from every tier and file; returns the archive records deleted."""
         ...

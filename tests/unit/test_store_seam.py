@@ -1,0 +1,46 @@
+"""The seam between a view and its store: TieredMemory needs only the Store protocol."""
+
+from __future__ import annotations
+
+from langchain_core.embeddings import Embeddings
+from langchain_core.messages import AIMessage, HumanMessage
+
+from langchain_tiered_memory import MemoryStore, TieredMemory
+from langchain_tiered_memory.storage import open_backend
+from langchain_tiered_memory.storage.base import MemoryBackend
+
+
+class MinimalStore:
+    """A store that is nothing but the protocol: a backend, no embedder, the forget."""
+
+    def __init__(self) -> None:
+        self.backend: MemoryBackend = open_backend(None, embeddings=None)
+        self.embeddings: Embeddings | None = None
+        self.forgotten: list[str] = []
+
+    def forget_user(self, user_id: str) -> int:
+        self.forgotten.append(user_id)
+        return self.backend.forget_user(user_id)
+
+
+def test_a_memory_without_a_store_gets_a_private_memory_store() -> None:
+    memory = TieredMemory(context_window=2048)
+    assert isinstance(memory.store, MemoryStore)
+    assert memory.store.embeddings is None  # keyword recall only
+    assert TieredMemory(context_window=2048).store is not memory.store  # private
+    memory.store.close()
+
+
+def test_a_view_works_over_any_store_with_the_protocol() -> None:
+    store = MinimalStore()
+    memory = TieredMemory(store=store, user_id="ana", context_window=2048)
+    memory.add_messages([HumanMessage("I'm allergic to peanuts."), AIMessage("Noted.")])
+    other = TieredMemory(store=store, user_id="ana", context_window=2048)  # a second view
+    assert other.core.get("allergy:peanuts") is not None
+    assert len(other.messages) == 2
+    context = other.build_context(query="am I allergic to anything?", recall=True)
+    assert any("allergic to peanuts" in str(m.content) for m in context.messages)
+    assert [e.kind for e in store.backend.audit.events("ana")][-2:] == ["recall", "page_in"]
+    memory.forget_user()
+    assert store.forgotten == ["ana"] and other.messages == [] and other.core.active() == []
+    store.backend.close()
