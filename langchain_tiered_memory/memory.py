@@ -352,6 +352,15 @@ class TieredMemory:
             self._state = copy.state()
             return self._state
 
+    def _moved(self, head: ThreadHead) -> None:
+        """Take the head a write of this view committed (the backend returns it as written:
+        no read). Messages others appended meanwhile come with the next read."""
+        copy = self._copy
+        copy.trim(head.window_start)
+        copy.head = head
+        copy.cursor = head.cursor
+        self._state = copy.state()
+
     @property
     def head(self) -> ThreadHead:
         """The thread's head as last read from the store."""
@@ -607,8 +616,11 @@ class TieredMemory:
         result = self.writer.extract(pending, flush=flush)
         self._apply_writes(result)
         if result.extracted:
-            self.backend.advance_extraction(head, max(t.index for t in pending))
-            self._refresh()
+            advanced = self.backend.advance_extraction(head, max(t.index for t in pending))
+            if advanced is None:  # another view moved the watermark: read where it is
+                self._refresh()
+            else:
+                self._moved(advanced)
 
     def _apply_writes(self, result: WriteResult) -> None:
         possible = [
@@ -703,13 +715,13 @@ class TieredMemory:
                 )
                 self._note_attempt(head, seen, self._state.failures, event, audit)
                 return self._emit(event)
-            if not committed:  # another view compressed these turns meanwhile
+            if committed is None:  # another view compressed these turns meanwhile
                 self._refresh()
                 return []
         else:
             self._note_attempt(head, seen, new.failures, event, audit)
             return self._emit(event)
-        self._refresh()
+        self._moved(committed)
         return self._emit(event)
 
     def _note_attempt(

@@ -428,9 +428,10 @@ class MemoryBackend(FactStore, Protocol):
         compress_seq: int,
         failures: int,
         audit: Mapping[str, Any],
-    ) -> bool:
+    ) -> ThreadHead | None:
         """Archive evicted turns (and the new summary) and move the window, in one
-        transaction - if the thread is still as ``head`` saw it (else nothing changes)."""
+        transaction - if the thread is still as ``head`` saw it; returns the head as
+        written (so the view needs no read), or ``None``, having changed nothing."""
         ...
 
     def note_compression_attempt(
@@ -439,8 +440,9 @@ class MemoryBackend(FactStore, Protocol):
         """Record a compression attempt that changed nothing."""
         ...
 
-    def advance_extraction(self, head: ThreadHead, through: int) -> bool:
-        """Move the thread's fact-extraction watermark (compare-and-set)."""
+    def advance_extraction(self, head: ThreadHead, through: int) -> ThreadHead | None:
+        """Move the thread's fact-extraction watermark from where ``head`` saw it
+        (compare-and-set); returns the head as written, or ``None`` if it had moved."""
         ...
 
     def clear_thread(self, user_id: str, thread_id: str) -> None:

@@ -44,3 +44,48 @@ def test_a_view_works_over_any_store_with_the_protocol() -> None:
     memory.forget_user()
     assert store.forgotten == ["ana"] and other.messages == [] and other.core.active() == []
     store.backend.close()
+
+
+class CountingBackend:
+    """A backend that counts the calls a view makes, passing each to the real one."""
+
+    def __init__(self, backend: MemoryBackend) -> None:
+        self._backend = backend
+        self.calls: dict[str, int] = {}
+
+    def __getattr__(self, name: str) -> object:
+        attr = getattr(self._backend, name)
+        if not callable(attr):
+            return attr
+
+        def counted(*args: object, **kwargs: object) -> object:
+            self.calls[name] = self.calls.get(name, 0) + 1
+            return attr(*args, **kwargs)
+
+        return counted
+
+
+def chatty_turn(i: int) -> list:
+    return [
+        HumanMessage(f"I'm allergic to peanuts and my cat {i} is called Tom{i}." + " more" * 30),
+        AIMessage("Noted." + " fine" * 30),
+    ]
+
+
+def test_one_add_reads_the_thread_once() -> None:
+    store = MinimalStore()
+    counting = CountingBackend(store.backend)
+    store.backend = counting  # type: ignore[assignment]
+    memory = TieredMemory(store=store, user_id="ana", context_window=1024)
+    for i in range(30):
+        before = dict(counting.calls)
+        memory.add_messages(chatty_turn(i))
+        reads = counting.calls.get("read_thread", 0) - before.get("read_thread", 0)
+        assert reads == 1, (i, counting.calls)
+    # compressions and extractions happened, committed without reading the thread back
+    assert counting.calls["commit_compression"] >= 5 and counting.calls["advance_extraction"]
+    # and the view's copy is what a fresh view reads from the store
+    fresh = TieredMemory(store=store, user_id="ana", context_window=1024)
+    assert memory.head == fresh.head
+    assert memory.state == fresh.state
+    store.backend.close()

@@ -45,6 +45,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable, Mapping, Sequence
+from dataclasses import replace
 from datetime import datetime, timezone
 from typing import Any, Protocol
 
@@ -197,10 +198,11 @@ class SQLBackend:
         compress_seq: int,
         failures: int,
         audit: Mapping[str, Any],
-    ) -> bool:
+    ) -> ThreadHead | None:
         """Archive the evicted turns (and a changed summary) and move the window, atomically.
 
-        Returns False, having changed nothing, when the thread's window
+        Returns the thread's head as written (the window moved, ``version``
+        one up), or ``None``, having changed nothing, when the thread's window
         changed since ``head`` was read or the user was forgotten.
         """
         user, thread = head.user_id, head.thread_id
@@ -240,9 +242,17 @@ class SQLBackend:
                 self.audit.insert(tx, kind, user_id=user, thread_id=thread, payload=dict(audit))
         except _Stale:
             logger.info("thread %s/%s changed meanwhile; this compression is dropped", user, thread)
-            return False
+            return None
         self._finish_write(entries)
-        return True
+        return replace(
+            head,
+            buffer_start=buffer_start,
+            summary=summary,
+            summarized_through=summarized_through,
+            compress_seq=compress_seq,
+            failures=failures,
+            version=head.version + 1,  # as ThreadLog.commit_compression wrote it
+        )
 
     def _finish_write(self, entries: Sequence[Any]) -> None:
         try:
@@ -256,9 +266,12 @@ class SQLBackend:
         """Record a compression attempt that changed nothing (a failed summary)."""
         self.threads_log.note_attempt(head, compress_seq=compress_seq, failures=failures)
 
-    def advance_extraction(self, head: ThreadHead, through: int) -> bool:
-        """Move the extraction watermark forward (compare-and-set)."""
-        return self.threads_log.advance_extraction(head, through)
+    def advance_extraction(self, head: ThreadHead, through: int) -> ThreadHead | None:
+        """Move the extraction watermark forward (compare-and-set); the head as written,
+        or ``None`` when another view moved it first."""
+        if not self.threads_log.advance_extraction(head, through):
+            return None
+        return replace(head, extracted_through=through)
 
     def clear_thread(self, user_id: str, thread_id: str) -> None:
         """Empty a thread's buffer and summary; its turns stay in the archive."""
