@@ -64,6 +64,7 @@ from langchain_tiered_memory.recall.gate import (
 )
 from langchain_tiered_memory.records import MemoryRecord
 from langchain_tiered_memory.storage.base import (
+    AuditKind,
     AuditTrail,
     LogCursor,
     LoggedMessage,
@@ -112,6 +113,15 @@ FORGOTTEN_REQUEST = (
     "[The user asked to forget something. It was deleted from memory; confirm briefly "
     "without repeating it.]"
 )
+
+
+def _latest_user_text(state: BufferState) -> str:
+    """Text of the newest human message of ``state``'s buffer (``""`` if none)."""
+    for turn in reversed(state.turns):
+        for message in reversed(turn.messages):
+            if isinstance(message, HumanMessage):
+                return message_text(message)
+    return ""
 
 
 class _ThreadCopy:
@@ -422,11 +432,15 @@ class TieredMemory:
         """Every buffered message, oldest first (the summary not included)."""
         return [m for turn in self._refresh().turns for m in turn.messages]
 
-    def _audit(self, kind: Any, **payload: Any) -> None:
+    def _audit(self, kind: AuditKind, **payload: Any) -> None:
+        self._audit_all([(kind, payload)])
+
+    def _audit_all(self, events: Sequence[tuple[AuditKind, dict[str, Any]]]) -> None:
+        """Write audit events in one transaction; a failure is logged, never raised."""
         try:
-            self.audit.record(kind, user_id=self.user_id, thread_id=self.thread_id, **payload)
+            self.audit.record_all(events, user_id=self.user_id, thread_id=self.thread_id)
         except StorageError:
-            logger.exception("could not write the %s audit event", kind)
+            logger.exception("could not write the %s audit events", [k for k, _ in events])
 
     # -- writing -------------------------------------------------------------
 
@@ -761,15 +775,14 @@ class TieredMemory:
 
     def latest_user_message(self) -> str:
         """Text of the newest human message in the buffer (``""`` if none)."""
-        for turn in reversed(self._refresh().turns):
-            for message in reversed(turn.messages):
-                if isinstance(message, HumanMessage):
-                    return message_text(message)
-        return ""
+        return _latest_user_text(self._refresh())
 
     def decide(self, query: str) -> GateDecision:
         """Run the recall gate on ``query`` (no search)."""
-        query = clean_text(query)
+        return self._decide(clean_text(query))
+
+    def _decide(self, query: str) -> GateDecision:
+        """The gate's decision on an already cleaned ``query``."""
         if self.gate == "always":
             return GateDecision(True, "recall is always on", "always")
         if self.gate == "never":
@@ -797,12 +810,21 @@ class TieredMemory:
         """
         if not isinstance(query, str):
             raise TypeError(f"query must be a string, got {type(query).__name__}")
-        query = clean_text(query)
+        with self._lock:
+            recalled, event = self._recall(clean_text(query), self._refresh(), k=k)
+            if event is not None:
+                self._audit("recall", **event)
+            return recalled
+
+    def _recall(
+        self, query: str, state: BufferState, *, k: int | None = None
+    ) -> tuple[list[RecalledMemory], dict[str, Any] | None]:
+        """Recall for an already cleaned ``query`` over ``state``; the records and the
+        payload of their ``recall`` audit event (``None``: nothing was searched)."""
         if not query.strip():
-            return []
+            return [], None
         from langchain_tiered_memory.recall.hybrid import Recaller, to_recalled_memories
 
-        state = self._refresh()
         recaller = Recaller(self.archive, self.store.embeddings, k=k or self.recall_k)
         buffered = {f"turn:{t.index}" for t in state.turns}
         hits = [
@@ -811,11 +833,10 @@ class TieredMemory:
             if not (hit.record.thread_id == self.thread_id and set(hit.record.sources) & buffered)
             and not hit.record.metadata.get("superseded")
         ][: k or self.recall_k]
-        self._audit(
-            "recall",
-            query=query,
-            gate=self.last_gate.to_dict() if self.last_gate else None,
-            results=[
+        event = {
+            "query": query,
+            "gate": self.last_gate.to_dict() if self.last_gate else None,
+            "results": [
                 {
                     "id": h.record.id,
                     "score": round(h.score, 4),
@@ -823,8 +844,8 @@ class TieredMemory:
                 }
                 for h in hits
             ],
-        )
-        return to_recalled_memories(hits)
+        }
+        return to_recalled_memories(hits), event
 
     # -- reading -------------------------------------------------------------
 
@@ -845,18 +866,23 @@ class TieredMemory:
         with self._lock:
             if query is not None and not isinstance(query, str):
                 raise TypeError(f"query must be a string or None, got {type(query).__name__}")
-            query = self.latest_user_message() if query is None else clean_text(query)
-            state = self._state
+            state = self._refresh()  # the one read of the thread
+            query = _latest_user_text(state) if query is None else clean_text(query)
             gate: GateDecision | None = None
+            events: list[tuple[AuditKind, dict[str, Any]]] = []
             if recalled is None:
                 if recall is None:
-                    gate = self.decide(query) if query else None
+                    gate = self._decide(query) if query else None
                     do_recall = bool(gate and gate.recall)
                 else:
                     gate = GateDecision(recall, "forced by the caller", "forced")
                     do_recall = recall
                 self.last_gate = gate
-                recalled = self.recall(query) if do_recall else []
+                recalled = []
+                if do_recall:
+                    recalled, event = self._recall(query, state)
+                    if event is not None:
+                        events.append(("recall", event))
             self.core.shrink_to(self.budget.caps["core"], self.counter)
             core, core_recent = split_core(self.core.active(), state.turns)
             context = assemble_context(
@@ -873,13 +899,13 @@ class TieredMemory:
                 single_system=self.single_system_message,
             )
             context = replace(context, gate=gate)
-            self._audit(
-                "page_in",
-                records=[r.record_id for r in context.recalled],
-                usage=context.usage,
-                total_tokens=context.total_tokens,
-                input_budget=context.input_budget,
-            )
+            page_in = {
+                "records": [r.record_id for r in context.recalled],
+                "usage": context.usage,
+                "total_tokens": context.total_tokens,
+                "input_budget": context.input_budget,
+            }
+            self._audit_all([*events, ("page_in", page_in)])  # one write
             return context
 
     async def abuild_context(

@@ -358,6 +358,16 @@ class AuditTrail(Protocol):
         """Append an event (in its own transaction) and return it."""
         ...
 
+    def record_all(
+        self,
+        events: Sequence[tuple[AuditKind, Mapping[str, Any]]],
+        *,
+        user_id: str,
+        thread_id: str | None = None,
+    ) -> list[AuditEvent]:
+        """Append ``(kind, payload)`` events in one transaction and return them."""
+        ...
+
     def events(
         self,
         user_id: str,

@@ -47,16 +47,22 @@ def test_a_view_works_over_any_store_with_the_protocol() -> None:
 
 
 class CountingBackend:
-    """A backend that counts the calls a view makes, passing each to the real one."""
+    """A backend that counts the calls a view makes (its audit log's too), passing each on."""
 
-    def __init__(self, backend: MemoryBackend) -> None:
+    def __init__(
+        self, backend: object, calls: dict[str, int] | None = None, prefix: str = ""
+    ) -> None:
         self._backend = backend
-        self.calls: dict[str, int] = {}
+        self._prefix = prefix
+        self.calls: dict[str, int] = {} if calls is None else calls
 
     def __getattr__(self, name: str) -> object:
         attr = getattr(self._backend, name)
+        if name == "audit":
+            return CountingBackend(attr, self.calls, "audit.")
         if not callable(attr):
             return attr
+        name = self._prefix + name
 
         def counted(*args: object, **kwargs: object) -> object:
             self.calls[name] = self.calls.get(name, 0) + 1
@@ -88,4 +94,23 @@ def test_one_add_reads_the_thread_once() -> None:
     fresh = TieredMemory(store=store, user_id="ana", context_window=1024)
     assert memory.head == fresh.head
     assert memory.state == fresh.state
+    store.backend.close()
+
+
+def test_one_prompt_reads_the_thread_once_and_writes_the_audit_log_once() -> None:
+    store = MinimalStore()
+    counting = CountingBackend(store.backend)
+    store.backend = counting  # type: ignore[assignment]
+    memory = TieredMemory(store=store, user_id="ana", context_window=1024)
+    for i in range(6):
+        memory.add_messages(chatty_turn(i))
+    memory.add_messages([HumanMessage("What is my cat called?")])
+    before = dict(counting.calls)
+    context = memory.build_context()
+    made = {k: v - before.get(k, 0) for k, v in counting.calls.items() if v != before.get(k, 0)}
+    assert context.gate is not None and context.gate.recall and context.recalled
+    assert made.get("read_thread") == 1, made
+    assert sum(v for k, v in made.items() if k.startswith("audit.")) == 1, made
+    kinds = [e.kind for e in store.backend.audit.events("ana")][-2:]
+    assert kinds == ["recall", "page_in"]  # both events, in one transaction
     store.backend.close()

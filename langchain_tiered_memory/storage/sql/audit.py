@@ -32,7 +32,7 @@ from __future__ import annotations
 
 import json
 import logging
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping, Sequence
 from datetime import datetime, timezone
 from typing import Any, cast
 
@@ -94,6 +94,36 @@ class AuditLog:
         """
         with self.db.write() as tx:
             return self.insert(tx, kind, user_id=user_id, thread_id=thread_id, payload=payload)
+
+    def record_all(
+        self,
+        events: Sequence[tuple[AuditKind, Mapping[str, Any]]],
+        *,
+        user_id: str,
+        thread_id: str | None = None,
+    ) -> list[AuditEvent]:
+        """Append ``(kind, payload)`` events in one transaction and return them.
+
+        Raises:
+            ValueError: for an unknown kind or an empty ``user_id`` (nothing is written).
+            TypeError: for a payload value that is not JSON-serialisable (nothing is written).
+
+        Example:
+            >>> from langchain_tiered_memory.storage.sqlite.db import SQLiteDatabase
+            >>> from langchain_tiered_memory.storage.sqlite.schema import create_schema
+            >>> db = SQLiteDatabase(None)
+            >>> _ = create_schema(db)
+            >>> log = AuditLog(db)
+            >>> [e.kind for e in log.record_all([("recall", {"hits": 1}), ("page_in", {})],
+            ...                                 user_id="ana")]
+            ['recall', 'page_in']
+            >>> db.close()
+        """
+        with self.db.write() as tx:
+            return [
+                self.insert(tx, kind, user_id=user_id, thread_id=thread_id, payload=dict(payload))
+                for kind, payload in events
+            ]
 
     def insert(
         self,
