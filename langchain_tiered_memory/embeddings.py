@@ -381,6 +381,30 @@ class LocalEmbeddings(Embeddings, ABC):
                 return 0
             return self._disk.forget([_sha256_text(t) for t in wanted])
 
+    def cache_keys(self, texts: Iterable[str]) -> list[str]:
+        """The keys the disk cache keeps these texts' vectors under (SHA-256 digests).
+
+        What a forget writes down to finish after a crash, instead of the
+        texts. Empty without a disk cache.
+
+        Example:
+            >>> MiniLMEmbeddings().cache_keys(["I am allergic to peanuts"])  # no disk cache
+            []
+        """
+        if self._disk is None:
+            return []
+        return sorted({_sha256_text(t) for t in texts if isinstance(t, str)})
+
+    def forget_cache_keys(self, keys: Iterable[str]) -> int:
+        """Remove the vectors the disk cache keeps under these keys (a forget finished
+        after a crash: the texts are gone, their keys were written down). Returns the
+        entries removed."""
+        keys = list(keys)
+        with self._lock:
+            if self._disk is None or not keys:
+                return 0
+            return self._disk.forget(keys)
+
     def _kind(self, is_query: bool) -> str:
         if self.symmetric:
             return ""

@@ -1,10 +1,18 @@
-"""Ids: what a user or thread id may be, and record ids that cannot collide.
+"""Ids: what a user or thread id may be, what stored text may hold, and record ids that
+cannot collide.
 
 User and thread ids come from applications (configs, HTTP requests, tool
 calls), so they are checked once, at the edge, with one rule
 (:func:`check_id`): a non-blank string of at most :data:`MAX_ID_LENGTH`
 characters that UTF-8 can encode and that holds no NUL or other control
 character. Anything else is a :class:`ValueError` that names the id.
+
+Text an application stores directly (a record's text, a LangGraph store
+item, an ``archival_memory_insert``) is checked with :func:`check_text`: no
+lone UTF-16 surrogate (UTF-8 cannot encode it) and no NUL (Postgres text
+cannot hold it), or a :class:`ValueError` naming the field and the position,
+before anything is written. (Conversation text is repaired instead: see
+:func:`~langchain_tiered_memory.tiers.turns.clean_text`.)
 
 Record ids derived from user and thread ids escape ``%`` and ``:`` in each
 part, so no two (user, thread) pairs ever share an id: user ``a:b`` with
@@ -28,6 +36,7 @@ import re
 __all__ = [
     "MAX_ID_LENGTH",
     "check_id",
+    "check_text",
     "fact_record_id",
     "id_part",
     "summary_record_id",
@@ -39,6 +48,7 @@ MAX_ID_LENGTH = 512
 
 _CONTROL = re.compile("[\x00-\x1f\x7f]")
 _SURROGATE = re.compile("[\ud800-\udfff]")
+_UNSTORABLE = re.compile("[\ud800-\udfff\x00]")
 
 
 def check_id(value: object, name: str = "id") -> str:
@@ -75,6 +85,32 @@ def check_id(value: object, name: str = "id") -> str:
             "ids must be printable text"
         )
     return value
+
+
+def check_text(value: str, name: str) -> str:
+    """``value`` if every backend can store it as text, else a ``ValueError`` saying where.
+
+    Raises:
+        ValueError: for a lone UTF-16 surrogate or a NUL character, naming
+            ``name``, the character and its position.
+
+    Example:
+        >>> check_text("likes tea", "text")
+        'likes tea'
+        >>> check_text("tea\\x00", "the item's text")
+        Traceback (most recent call last):
+        ...
+        ValueError: the item's text holds a NUL character (U+0000) at position 3: Postgres text cannot hold it; remove it
+    """  # noqa: E501
+    if (bad := _UNSTORABLE.search(value)) is None:
+        return value
+    char, at = bad.group(), bad.start()
+    if char == "\x00":
+        what, why = "a NUL character (U+0000)", "Postgres text cannot hold it; remove it"
+    else:
+        what = f"a lone UTF-16 surrogate (U+{ord(char):04X})"
+        why = "UTF-8 cannot encode it; decode the text properly"
+    raise ValueError(f"{name} holds {what} at position {at}: {why}")
 
 
 def id_part(value: str) -> str:

@@ -378,6 +378,13 @@ class TieredMemory:
         return self._copy.head
 
     @property
+    def generation(self) -> int:
+        """The user's forget generation, as the store holds it now (every forget of the
+        user bumps it): two reads that differ had a forget in between."""
+        self._refresh()
+        return self.head.generation
+
+    @property
     def core(self) -> CoreMemory:
         """The user's core memory (a view: every thread of the user sees the same facts)."""
         return self.writer.core
@@ -493,8 +500,9 @@ class TieredMemory:
                 file); nothing is stored in that case.
 
         Note:
-            Lone UTF-16 surrogates (which UTF-8 cannot encode) are replaced by
-            U+FFFD in the text that is stored. A tool call still without its
+            Lone UTF-16 surrogates (which UTF-8 cannot encode) and NUL
+            characters (which Postgres text cannot hold) are replaced by
+            U+FFFD in the text that is stored, on every backend alike. A tool call still without its
             result when the next user message arrives gets an error result
             (:data:`ABANDONED_TOOL_RESULT`), so its turn can close.
         """

@@ -35,7 +35,10 @@ import logging
 import os
 import sqlite3
 import threading
+import time
 import weakref
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
@@ -48,9 +51,11 @@ from langchain_tiered_memory.ids import check_id
 from langchain_tiered_memory.memory import TieredMemory
 from langchain_tiered_memory.storage import open_backend
 from langchain_tiered_memory.storage.base import AuditTrail, MemoryBackend, RecordStore
+from langchain_tiered_memory.storage.errors import StorageError
 from langchain_tiered_memory.storage.postgres.db import is_postgres_url
 from langchain_tiered_memory.storage.sqlite.archive import stored_embeddings_id
 from langchain_tiered_memory.storage.sqlite.backend import ARCHIVE_FILE
+from langchain_tiered_memory.storage.sqlite.db import storage_error
 from langchain_tiered_memory.tiers.core import CoreMemory
 
 logger = logging.getLogger(__name__)
@@ -68,6 +73,10 @@ EMBEDDINGS_CACHE_FILE = "embeddings.sqlite"
 
 #: The default LangGraph checkpointer's file, inside a data directory.
 CHECKPOINTS_FILE = "checkpoints.sqlite"
+
+#: Where LangGraph puts the run's checkpointer in a node's config (``None``: the run has
+#: none). Read only to know which checkpointer saves the run; without it, every one is.
+_RUN_CHECKPOINTER = "__pregel_checkpointer"
 
 #: ``embeddings=`` value for a store that searches by keywords only (no vectors).
 NO_EMBEDDINGS = "none"
@@ -141,6 +150,14 @@ class MemoryStore:
         self._lock = threading.Lock()
         self._closed = False
         _OPEN.add(self)  # flushed and closed at exit if the application never closes it
+        try:  # forgets a crash left half done, in this directory or database
+            self.backend.finish_forgets(self._purge_checkpoints)
+        except StorageError:
+            logger.exception(
+                "finishing an interrupted forget in %s failed; it is retried at the next open "
+                "or forget of that user",
+                self.backend.where,
+            )
 
     def _embeddings(self, embeddings: Embeddings | str | None) -> Embeddings | None:
         from langchain_tiered_memory.embeddings import (
@@ -268,14 +285,39 @@ class MemoryStore:
                 "not a LangGraph checkpointer"
             )
         with self._lock:
-            if all(c is not checkpointer for c in self._checkpointers):
+            new = all(c is not checkpointer for c in self._checkpointers)
+            if new:
                 self._checkpointers.append(checkpointer)
+        if new:
+            self._purge_recovered(checkpointer)
         return checkpointer
 
-    def _purge_checkpoints(self, threads: list[str]) -> None:
-        """Delete these threads from every checkpointer this store knows of."""
-        if not threads:
-            return
+    def _purge_recovered(self, saver: Any) -> None:
+        """Purge a newly attached checkpointer of the threads of forgets a crash interrupted.
+
+        The crashed process may have had this checkpointer attached: a thread
+        of such a forget holding a checkpoint from before the forget still
+        holds the forgotten chat, and is deleted. (A thread whose checkpoints
+        all came after the forget is a new conversation, and stays.)
+        """
+        for intent in self.backend.recovered_forgets():
+            for thread in intent.threads:
+                try:
+                    if _checkpointed_before(saver, thread, intent.at):
+                        saver.delete_thread(thread)
+                        logger.warning(
+                            "deleted thread %s of a forget interrupted at %s from %s",
+                            thread,
+                            intent.at.isoformat(),
+                            type(saver).__name__,
+                        )
+                except Exception:  # an unusable saver must not stop the others
+                    logger.exception("purging thread %s from %r failed", thread, saver)
+
+    @contextmanager
+    def _savers(self) -> Iterator[list[Any]]:
+        """Every checkpointer this store knows of: the attached ones and its own (a file
+        or tables another process made included)."""
         with self._lock:
             savers = list(self._checkpointers)
             default = self._default_checkpointer
@@ -288,15 +330,74 @@ class MemoryStore:
         if default is not None and all(s is not default for s in savers):
             savers.append(default)
         try:
-            for saver in savers:
-                for thread in threads:
-                    saver.delete_thread(thread)
-                conn = getattr(saver, "conn", None)
-                if isinstance(conn, sqlite3.Connection):
-                    conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+            yield savers
         finally:
             if own_file is not None:
                 own_file.conn.close()
+
+    def _purge_checkpoints(self, threads: Sequence[str]) -> None:
+        """Delete these threads from every checkpointer this store knows of."""
+        if not threads:
+            return
+        with self._savers() as savers:
+            for saver in savers:
+                try:
+                    for thread in threads:
+                        saver.delete_thread(thread)
+                    conn = getattr(saver, "conn", None)
+                    if isinstance(conn, sqlite3.Connection):
+                        conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+                except sqlite3.Error as exc:
+                    where = _saver_file(saver)
+                    raise storage_error(exc, where, "deleting checkpoints from") from exc
+
+    def purge_checkpoints_after_run(
+        self, thread_id: str, config: Mapping[str, Any] | None = None, *, timeout: float = 10.0
+    ) -> None:
+        """Delete a thread from every checkpointer once its run's checkpoints so far are saved.
+
+        For the last step of a run during which its user was forgotten (the
+        graph's ``update_memory``, the middleware's ``after_agent``): the
+        forget deleted the thread's checkpoints, but the run goes on saving
+        its state - the old messages with it. LangGraph saves each step's
+        checkpoint in the background, in order, so this waits (at most
+        ``timeout`` seconds) until the checkpoint the current step started
+        from - ``config["configurable"]["checkpoint_map"]``, the step's own
+        config - is saved, then deletes the thread. What the step returns is
+        then the run's only checkpoint: return a state without the forgotten
+        messages.
+
+        Example:
+            >>> store = MemoryStore()
+            >>> store.purge_checkpoints_after_run("t1")  # no checkpointer: nothing to do
+        """
+        thread_id = check_id(thread_id, "thread_id")
+        configurable = (config or {}).get("configurable") or {}
+        wanted = dict(configurable.get("checkpoint_map") or {})
+        with self._savers() as savers:
+            if not savers:
+                return
+            waiting = savers
+            if _RUN_CHECKPOINTER in configurable:  # the run's own: only it saves the run
+                waiting = [s for s in savers if s is configurable[_RUN_CHECKPOINTER]]
+            deadline = time.monotonic() + timeout
+            while wanted and waiting and time.monotonic() < deadline:
+                wanted = {
+                    ns: checkpoint_id
+                    for ns, checkpoint_id in wanted.items()
+                    if not any(_saved(s, thread_id, ns, checkpoint_id) for s in waiting)
+                }
+                if wanted:
+                    time.sleep(0.01)
+            if wanted and waiting:
+                logger.warning(
+                    "checkpoints %s of thread %s were not saved within %.0f s; deleting the "
+                    "thread now (durability='exit' saves none before the run ends)",
+                    sorted(wanted.values()),
+                    thread_id,
+                    timeout,
+                )
+        self._purge_checkpoints([thread_id])
 
     def prune_checkpoints(self, checkpointer: Any = None, *, dry_run: bool = False) -> list[str]:
         """Delete the checkpoint threads whose memory thread is gone (forgotten or expired).
@@ -420,11 +521,18 @@ class MemoryStore:
         the number of archive records deleted. See
         :mod:`langchain_tiered_memory.storage.sql.backend` for exactly what
         is removed.
+
+        Crash-safe: the forget is written down (with the threads to purge) in
+        the transaction that deletes the rows, and closed once the indexes,
+        caches, write-ahead log and checkpoints are purged. A process killed
+        before that is finished by the next open of the store, by a retry of
+        this call, and - for checkpointers the killed process had attached -
+        by :meth:`attach_checkpointer` (see
+        :mod:`langchain_tiered_memory.storage.sql.forgets`).
         """
         user_id = check_id(user_id, "user_id")
-        threads = self.backend.threads(user_id)
-        deleted = self.backend.forget_user(user_id)
-        self._purge_checkpoints(threads)
+        deleted = self.backend.forget_user(user_id, purge=self._purge_checkpoints)
+        self.backend.finish_forgets(self._purge_checkpoints, user_id=user_id)  # a crash's
         return deleted
 
     def forget_thread(self, user_id: str, thread_id: str) -> int:
@@ -433,8 +541,8 @@ class MemoryStore:
         Returns the number of archive records deleted.
         """
         user_id, thread_id = check_id(user_id, "user_id"), check_id(thread_id, "thread_id")
-        deleted = self.backend.forget_thread(user_id, thread_id)
-        self._purge_checkpoints([thread_id])
+        deleted = self.backend.forget_thread(user_id, thread_id, purge=self._purge_checkpoints)
+        self.backend.finish_forgets(self._purge_checkpoints, user_id=user_id)
         return deleted
 
     async def aforget_user(self, user_id: str) -> int:
@@ -493,6 +601,44 @@ class MemoryStore:
 
     def __repr__(self) -> str:
         return f"MemoryStore({self.backend.where!r})"
+
+
+def _saved(saver: Any, thread_id: str, ns: str, checkpoint_id: str) -> bool:
+    """Whether ``saver`` holds this checkpoint of ``thread_id``."""
+    config = {"configurable": {"thread_id": thread_id, "checkpoint_ns": ns}}
+    config["configurable"]["checkpoint_id"] = checkpoint_id
+    try:
+        return saver.get_tuple(config) is not None
+    except Exception:  # noqa: BLE001 - a saver that cannot tell has not saved it
+        return False
+
+
+def _checkpointed_before(saver: Any, thread_id: str, at: datetime) -> bool:
+    """Whether ``saver`` holds a checkpoint of ``thread_id`` written before ``at``."""
+    for item in saver.list({"configurable": {"thread_id": thread_id}}):
+        ts = (getattr(item, "checkpoint", None) or {}).get("ts")
+        try:
+            written = datetime.fromisoformat(str(ts))
+        except ValueError:
+            return True  # unknown age: it may be from before the forget
+        if written.tzinfo is None:
+            written = written.replace(tzinfo=timezone.utc)
+        if written < at:
+            return True
+    return False
+
+
+def _saver_file(saver: Any) -> str:
+    """The file a SQLite checkpointer writes (for messages), else its class name."""
+    conn = getattr(saver, "conn", None)
+    if isinstance(conn, sqlite3.Connection):
+        try:
+            for _seq, name, file in conn.execute("PRAGMA database_list").fetchall():
+                if name == "main" and file:
+                    return str(file)
+        except sqlite3.Error:
+            pass
+    return type(saver).__name__
 
 
 #: Stores not closed yet (see :meth:`MemoryStore.close`).
@@ -572,6 +718,10 @@ def _sqlite_saver(path: Path) -> Any:
     """A LangGraph ``SqliteSaver`` on ``path`` whose deletes overwrite the freed bytes."""
     from langgraph.checkpoint.sqlite import SqliteSaver
 
-    conn = sqlite3.connect(str(path), check_same_thread=False, timeout=30.0)
-    conn.execute("PRAGMA secure_delete=ON")
+    try:
+        conn = sqlite3.connect(str(path), check_same_thread=False, timeout=30.0)
+        conn.execute("PRAGMA secure_delete=ON")
+        conn.execute("SELECT count(*) FROM sqlite_master").fetchone()
+    except sqlite3.Error as exc:
+        raise storage_error(exc, path, "opening") from exc
     return SqliteSaver(conn)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import tempfile
 import uuid
 from collections.abc import Iterator
@@ -227,8 +228,15 @@ def postgres_url(postgres_server: str) -> Iterator[str]:
             conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
 
 
+_BYTEA = re.compile(rb"\\\\x((?:[0-9a-f]{2})+)")
+
+
 def postgres_rows(url: str) -> bytes:
-    """Every row of every table of the database at ``url`` (``COPY ... TO STDOUT``)."""
+    """Every row of every table of the database at ``url`` (``COPY ... TO STDOUT``).
+
+    ``COPY`` writes ``bytea`` values (LangGraph's checkpoint blobs) as hex; their
+    decoded bytes are appended, so a search for a text finds it there too.
+    """
     import psycopg
 
     out = bytearray()
@@ -245,7 +253,8 @@ def postgres_rows(url: str) -> bytes:
                 with cur.copy(f'COPY "{table}" TO STDOUT') as copy:
                     for data in copy:
                         out += bytes(data)
-    return bytes(out)
+    decoded = b"".join(bytes.fromhex(m.group(1).decode()) for m in _BYTEA.finditer(bytes(out)))
+    return bytes(out) + decoded
 
 
 @pytest.fixture(scope="session")

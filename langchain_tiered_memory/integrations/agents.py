@@ -42,9 +42,18 @@ from langchain_core.tools import BaseTool
 from typing_extensions import NotRequired
 
 from langchain_tiered_memory.budget.context import ContextWindow
-from langchain_tiered_memory.integrations.langgraph import check_owner, prune_state, tools_tokens
+from langchain_tiered_memory.integrations.langgraph import (
+    check_owner,
+    prune_state,
+    raise_refusal,
+    refusal,
+    rewritten_messages,
+    take_back,
+    tools_tokens,
+)
 from langchain_tiered_memory.integrations.resolver import MemoryResolver
 from langchain_tiered_memory.memory import TieredMemory
+from langchain_tiered_memory.storage.base import StoreWithCheckpoints
 from langchain_tiered_memory.store import MemoryStore
 from langchain_tiered_memory.tiers.turns import message_text
 
@@ -93,9 +102,27 @@ def _ensure_ids(messages: Sequence[BaseMessage]) -> None:
 
 
 class TieredMemoryState(AgentState[Any]):
-    """Agent state plus the user who owns the thread."""
+    """Agent state plus the user who owns the thread, their forget generation when the
+    run began (a run that ends with another one saw a forget), and why the run was
+    refused, if it was."""
 
     memory_user_id: NotRequired[str]
+    memory_generation: NotRequired[int]
+    memory_refused: NotRequired[str | None]
+    memory_refused_error: NotRequired[str | None]
+
+
+#: The state key of the middleware's refusal (why the run was refused).
+_REFUSED = "memory_refused"
+
+
+def _run_config() -> RunnableConfig | None:
+    from langgraph.config import get_config
+
+    try:
+        return get_config()
+    except RuntimeError:
+        return None
 
 
 class TieredMemoryMiddleware(AgentMiddleware[TieredMemoryState, Any, Any]):
@@ -137,14 +164,8 @@ class TieredMemoryMiddleware(AgentMiddleware[TieredMemoryState, Any, Any]):
             store.attach_checkpointer(checkpointer)
 
     def _memory(self, request: ModelRequest) -> TieredMemory:
-        from langgraph.config import get_config
-
-        try:
-            config: RunnableConfig | None = get_config()
-        except RuntimeError:
-            config = None
         runtime = getattr(request, "runtime", None)
-        memory = self.resolver.for_config(config, getattr(runtime, "context", None))
+        memory = self.resolver.for_config(_run_config(), getattr(runtime, "context", None))
         if request.tools:
             memory.tools_tokens = tools_tokens(request.tools, memory)
         if request.system_message is not None and not memory.system_prompt:
@@ -183,14 +204,59 @@ class TieredMemoryMiddleware(AgentMiddleware[TieredMemoryState, Any, Any]):
         await asyncio.to_thread(self._save, memory, response)
         return response
 
-    def before_model(self, state: Any, runtime: Any) -> dict[str, Any] | None:
-        """Remove archived messages from the agent's state (they live in the archive)."""
-        from langgraph.config import get_config
+    def before_agent(self, state: Any, runtime: Any) -> dict[str, Any] | None:
+        """Check the run's user (the identity rule, and the thread's owner) and note their
+        forget generation (see :meth:`after_agent`).
 
+        A refused run has its input taken back out of the thread's state
+        (:func:`~langchain_tiered_memory.integrations.langgraph.take_back`: no
+        later run, of any user, syncs it); :meth:`before_model` then fails
+        it with the error.
+        """
+        config = _run_config()
+        owner = state.get("memory_user_id")
         try:
-            config: RunnableConfig | None = get_config()
-        except RuntimeError:
-            config = None
+            memory = self.resolver.for_config(config, getattr(runtime, "context", None))
+            check_owner(owner, memory.user_id)
+        except (ValueError, TypeError) as exc:  # IdentityError is a ValueError
+            return {
+                **refusal(exc, _REFUSED),
+                "messages": take_back(self.resolver, owner, config or {}, state),
+            }
+        return {
+            "memory_user_id": memory.user_id,
+            "memory_generation": memory.generation,
+            _REFUSED: None,
+            f"{_REFUSED}_error": None,
+        }
+
+    def after_agent(self, state: Any, runtime: Any) -> dict[str, Any] | None:
+        """After a run during which its user was forgotten ("forget everything" in its
+        input, or another process): delete the thread from the checkpointers once the
+        run's checkpoints are saved - they hold the forgotten messages - and leave a
+        state without them as the one checkpoint
+        (:meth:`~langchain_tiered_memory.store.MemoryStore.purge_checkpoints_after_run`;
+        pass ``checkpointer=`` so the store knows the agent's)."""
+        if state.get(_REFUSED):
+            return None
+        config = _run_config()
+        memory = self.resolver.for_config(config, getattr(runtime, "context", None))
+        began, now = state.get("memory_generation"), memory.generation
+        if began is None or began == now:
+            return None
+        if isinstance(memory.store, StoreWithCheckpoints):
+            memory.store.purge_checkpoints_after_run(memory.thread_id, config)
+        return {
+            "messages": rewritten_messages(memory, state["messages"]),
+            "memory_user_id": memory.user_id,
+            "memory_generation": now,
+        }
+
+    def before_model(self, state: Any, runtime: Any) -> dict[str, Any] | None:
+        """Remove archived messages from the agent's state (they live in the archive);
+        fail a run :meth:`before_agent` refused."""
+        raise_refusal(state, _REFUSED)
+        config = _run_config()
         memory = self.resolver.for_config(config, getattr(runtime, "context", None))
         check_owner(state.get("memory_user_id"), memory.user_id)
         update: dict[str, Any] = {"memory_user_id": memory.user_id}

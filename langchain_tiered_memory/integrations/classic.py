@@ -50,6 +50,7 @@ else:
 
 from langchain_tiered_memory.integrations.history import TieredChatMessageHistory
 from langchain_tiered_memory.integrations.history_view import ViewMaker, clear_thread
+from langchain_tiered_memory.integrations.identity import check_run_user
 
 logger = logging.getLogger(__name__)
 
@@ -437,12 +438,14 @@ class TieredConversationMemory(BaseMemory):
 
     def load_memory_variables(self, inputs: dict[str, Any]) -> dict[str, Any]:
         """The budgeted history under ``memory_key``; recall is gated on the new input."""
+        check_run_user(self.memory.user_id)
         query = self._query(inputs)
         views = self._viewer()
         return self._variables(views.shape(views.context(query, None), self._reserve(query)))
 
     async def aload_memory_variables(self, inputs: dict[str, Any]) -> dict[str, Any]:
         """Async twin of :meth:`load_memory_variables`."""
+        check_run_user(self.memory.user_id)
         query = self._query(inputs)
         views = self._viewer()
         context = await views.acontext(query, None)
@@ -487,13 +490,20 @@ class TieredConversationMemory(BaseMemory):
         return inputs[prompt_input_key], outputs[output_key]
 
     def save_context(self, inputs: dict[str, Any], outputs: dict[str, str]) -> None:
-        """Save the exchange: facts extracted, compressed when due (summary by ``llm``)."""
+        """Save the exchange: facts extracted, compressed when due (summary by ``llm``).
+
+        Raises:
+            IdentityError: inside a run whose runtime context or config names
+                another user than this memory's (nothing is stored).
+        """
+        check_run_user(self.memory.user_id)
         question, answer = self._get_input_output(inputs, outputs)
         self.memory.add_messages([HumanMessage(content=question), AIMessage(content=answer)])
         self._views.invalidate()
 
     async def asave_context(self, inputs: dict[str, Any], outputs: dict[str, str]) -> None:
         """Async twin of :meth:`save_context`."""
+        check_run_user(self.memory.user_id)
         question, answer = self._get_input_output(inputs, outputs)
         await self.memory.aadd_messages([HumanMessage(content=question), AIMessage(content=answer)])
         self._views.invalidate()

@@ -44,6 +44,7 @@ from langchain_tiered_memory.integrations.identity import (
     DEFAULT_THREAD,
     IdentityError,
     check_default_user,
+    check_run_user,
     given_id,
 )
 from langchain_tiered_memory.memory import TieredMemory
@@ -68,6 +69,11 @@ class TieredChatMessageHistory(BaseChatMessageHistory):
     its prompt stays within the memory's token budget however long the
     conversation gets. The running summary, core memory and recalled records
     are ``SystemMessage`` s at the head of the view.
+
+    A history is one user's: used inside a LangGraph or LangChain run whose
+    runtime context (or config) names another user, every read and write is
+    an :class:`~langchain_tiered_memory.integrations.identity.IdentityError`
+    (the one rule of :mod:`langchain_tiered_memory.integrations.identity`).
 
     Args:
         memory: The memory to wrap; a new in-memory :class:`TieredMemory`
@@ -135,22 +141,26 @@ class TieredChatMessageHistory(BaseChatMessageHistory):
     @property
     def messages(self) -> list[BaseMessage]:  # type: ignore[override]
         """The budgeted view of this thread (a fresh list on every read)."""
+        self._check_run()
         views = self._views
         return views.shape(views.context(None, self.recall))
 
     def get_messages(self, query: str | None = None) -> list[BaseMessage]:
         """The budgeted view, with recall gated on ``query`` (default: latest user message)."""
+        self._check_run()
         views = self._views
         return views.shape(views.context(query, self.recall))
 
     async def aget_messages(self) -> list[BaseMessage]:
         """Async twin of :attr:`messages`."""
+        self._check_run()
         views = self._views
         return views.shape(await views.acontext(None, self.recall))
 
     @property
     def context(self) -> ContextWindow:
         """The :class:`ContextWindow` behind :attr:`messages` (usage per section etc.)."""
+        self._check_run()
         return self._views.context(None, self.recall)
 
     # -- writing ---------------------------------------------------------------
@@ -163,16 +173,26 @@ class TieredChatMessageHistory(BaseChatMessageHistory):
         """Add messages to the memory: saved, facts extracted, compressed when due.
 
         A ``SystemMessage`` replaces the memory's pinned system prompt.
+
+        Raises:
+            IdentityError: inside a run whose runtime context or config names
+                another user than this history's (nothing is stored).
         """
+        self._check_run()
         self._check_reserve(messages)
         self.memory.add_messages(list(messages))
         self._views.invalidate()
 
     async def aadd_messages(self, messages: Sequence[BaseMessage]) -> None:
         """Async twin of :meth:`add_messages`."""
+        self._check_run()
         self._check_reserve(messages)
         await self.memory.aadd_messages(list(messages))
         self._views.invalidate()
+
+    def _check_run(self) -> None:
+        """The one identity rule: inside a run that names another user, refuse."""
+        check_run_user(self.memory.user_id)
 
     def _check_reserve(self, messages: Sequence[BaseMessage]) -> None:
         """Warn when the last view plus this new input did not fit the input budget."""
@@ -202,6 +222,7 @@ class TieredChatMessageHistory(BaseChatMessageHistory):
         the archive (with its recall) stay, as does the pinned system prompt.
         To delete everything the user has, call :meth:`forget_user`.
         """
+        self._check_run()
         clear_thread(self.memory)
         self._views.invalidate()
 
@@ -211,6 +232,7 @@ class TieredChatMessageHistory(BaseChatMessageHistory):
 
     def forget_user(self) -> None:
         """Delete everything this user has, in every tier (core, archive, every thread)."""
+        self._check_run()
         self.memory.forget_user()
         self._views.invalidate()
 
@@ -346,7 +368,13 @@ class TieredHistoryFactory:
         return self.history(user, thread or DEFAULT_THREAD)
 
     def history(self, user_id: str, thread_id: str = DEFAULT_THREAD) -> TieredChatMessageHistory:
-        """The (cached) history of one user's thread."""
+        """The (cached) history of one user's thread.
+
+        Raises:
+            IdentityError: inside a run whose runtime context or config names
+                another user (the rule of :mod:`.identity`); nothing is opened.
+        """
+        check_run_user(user_id)
         key = (user_id, thread_id)
         with self._lock:
             found = self._histories.get(key)

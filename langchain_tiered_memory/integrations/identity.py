@@ -53,6 +53,7 @@ __all__ = [
     "Identity",
     "IdentityError",
     "check_default_user",
+    "check_run_user",
     "current_context",
     "given_id",
     "resolve_identity",
@@ -211,6 +212,45 @@ def resolve_identity(
     }
     thread = _agreed(threads, "threads")
     return Identity(user, thread or DEFAULT_THREAD)
+
+
+def current_config() -> Mapping[str, Any] | None:
+    """The ``RunnableConfig`` of the LangChain or LangGraph run this code runs in (``None``
+    outside one).
+
+    Example:
+        >>> current_config() is None  # not inside a run
+        True
+    """
+    try:
+        from langgraph.config import get_config
+    except ImportError:  # pragma: no cover - langgraph is a dependency
+        return None
+    try:
+        return get_config()
+    except RuntimeError:
+        return None
+
+
+def check_run_user(user_id: str) -> None:
+    """Refuse to use ``user_id``'s memory inside a run that names another user.
+
+    For adapters bound to one user's memory (a chat history): inside a
+    LangGraph or LangChain run, the run's runtime context, its
+    ``config["configurable"]`` and its authenticated user must name
+    ``user_id`` or nobody - the rule of :func:`resolve_identity`, with
+    ``user_id`` as one more source. Outside a run there is nothing to check.
+
+    Raises:
+        IdentityError: when the run names another user.
+
+    Example:
+        >>> check_run_user("ana")  # outside any run: nothing to compare
+    """
+    config, context = current_config(), current_context()
+    if config is None and context is None:
+        return
+    resolve_identity(config, context, bound_user_id=user_id, default_user_id=user_id)
 
 
 def _agreed(found: Mapping[str, str | None], what: str) -> str | None:

@@ -10,8 +10,9 @@ conditional edge::
     START -> load_memory -> (recall?) -> recall -> answer
           -> [tools -> answer]* -> update_memory -> END
 
-(a run of another user on a thread goes ``load_memory -> refuse``, which
-raises, with the run's input taken back out of the thread's state).
+(a run the identity rule refuses - no user, two users, another user than
+the thread's owner - goes ``load_memory -> refuse``, which raises, with the
+run's input taken back out of the thread's state).
 
 Example:
     >>> import tempfile
@@ -44,14 +45,17 @@ from langchain_core.runnables import RunnableConfig
 from langchain_core.tools import BaseTool
 from langchain_core.utils.function_calling import convert_to_openai_tool
 from langgraph.graph import END, START, MessagesState, StateGraph
+from langgraph.graph.message import REMOVE_ALL_MESSAGES
 from typing_extensions import NotRequired
 
 from langchain_tiered_memory.budget.context import ContextWindow, RecalledMemory
 from langchain_tiered_memory.budget.tokens import memory_model_for
+from langchain_tiered_memory.integrations.identity import IdentityError
 from langchain_tiered_memory.integrations.resolver import MemoryResolver
 from langchain_tiered_memory.memory import TieredMemory
 from langchain_tiered_memory.models import require_chat_model, resolve_chat_model
 from langchain_tiered_memory.recall.gate import should_recall
+from langchain_tiered_memory.storage.base import StoreWithCheckpoints
 from langchain_tiered_memory.storage.postgres.db import is_postgres_url
 from langchain_tiered_memory.store import MemoryStore
 from langchain_tiered_memory.tiers.turns import message_text
@@ -64,8 +68,12 @@ __all__ = [
     "check_owner",
     "load_memory",
     "prune_state",
+    "raise_refusal",
     "recall_memories",
+    "refusal",
+    "rewritten_messages",
     "should_recall",
+    "take_back",
     "tools_tokens",
     "update_memory",
 ]
@@ -77,8 +85,11 @@ class MemoryState(MessagesState):
     ``summary`` (running summary), ``core_memory`` (rendered core facts),
     ``recalled`` (records brought back), ``gate`` (the recall decision with
     its reason), ``token_usage`` (tokens per section of the last prompt),
-    ``memory_user_id`` (the user who owns this thread) and ``refused`` (why
-    the last run was refused, if it was).
+    ``memory_user_id`` (the user who owns this thread), ``memory_generation``
+    (the user's forget generation when the run began: a run that ends with
+    another one saw a forget, and purges its checkpoints) and ``refused``
+    (why the last run was refused, if it was; ``refused_error`` names the
+    error it failed with).
     """
 
     summary: NotRequired[str]
@@ -87,7 +98,9 @@ class MemoryState(MessagesState):
     gate: NotRequired[dict[str, Any] | None]
     token_usage: NotRequired[dict[str, int]]
     memory_user_id: NotRequired[str]
+    memory_generation: NotRequired[int]
     refused: NotRequired[str | None]
+    refused_error: NotRequired[str | None]
 
 
 # -- pure functions of a memory and messages ---------------------------------------
@@ -253,27 +266,30 @@ class MemoryNodes:
     def load_memory(self, state: MemoryState, config: RunnableConfig) -> dict[str, Any]:
         """Node: check the thread's owner, sync messages, run the gate.
 
-        A run of another user on this thread is refused: its input is taken
-        out of the thread's state again (so the owner's next run does not
-        store it as theirs), and the run fails in the ``refuse`` node.
+        A run the identity rule refuses - no user id, two sources naming
+        different users, or another user than the thread's owner - has its
+        input taken out of the thread's state again (:func:`take_back`: no
+        later run, of any user, can sync it), and fails in the ``refuse``
+        node with the same error.
         """
-        who = self.resolver.identity(config)
         owner = state.get("memory_user_id")
         try:
+            who = self.resolver.identity(config)
             check_owner(owner, who.user_id)
-        except ValueError as exc:
-            assert owner is not None
-            owned = self.resolver.get(owner, who.thread_id)
-            seen = owned.known_ids([m.id for m in state["messages"] if m.id is not None])
-            foreign = [
-                RemoveMessage(id=m.id)
-                for m in state["messages"]
-                if m.id is not None and m.id not in seen
-            ]
-            return {"messages": foreign, "refused": str(exc)}
+        except (ValueError, TypeError) as exc:  # IdentityError is a ValueError
+            return {**refusal(exc), "messages": take_back(self.resolver, owner, config, state)}
         memory = self._memory(config)
+        generation = memory.generation  # before the sync: this input may forget the user
         update = load_memory(memory, state["messages"])
-        return {**update, "memory_user_id": memory.user_id, "refused": None}
+        if memory.generation != generation:  # "forget everything" said in this input
+            update["messages"] = prune_state(memory, state["messages"])  # out of what is saved
+        return {
+            **update,
+            "memory_user_id": memory.user_id,
+            "memory_generation": generation,
+            "refused": None,
+            "refused_error": None,
+        }
 
     def recall(self, state: MemoryState, config: RunnableConfig) -> dict[str, Any]:
         """Node: recall for the latest user message."""
@@ -288,16 +304,107 @@ class MemoryNodes:
         return {"messages": [reply], "token_usage": dict(context.usage)}
 
     def update_memory(self, state: MemoryState, config: RunnableConfig) -> dict[str, Any]:
-        """Node: save the reply, compress, prune archived messages from state."""
-        return update_memory(self._memory(config), state["messages"])
+        """Node: save the reply, compress, prune archived messages from state.
+
+        When the user was forgotten during this run (a "forget everything" in
+        its input, or another process), the checkpoints the run saved hold
+        the forgotten messages: the thread is deleted from every checkpointer
+        once they are saved (:meth:`~langchain_tiered_memory.store.MemoryStore.purge_checkpoints_after_run`),
+        and this node's state - without them - is the one checkpoint left.
+        """  # noqa: E501
+        memory = self._memory(config)
+        update = update_memory(memory, state["messages"])
+        began, now = state.get("memory_generation"), memory.generation
+        if began is None or now == began:
+            return update
+        if isinstance(memory.store, StoreWithCheckpoints):
+            memory.store.purge_checkpoints_after_run(memory.thread_id, config)
+        return {**_whole_state(memory, state, update), "memory_generation": now}
+
+
+def rewritten_messages(memory: TieredMemory, messages: Sequence[BaseMessage]) -> list[BaseMessage]:
+    """A ``messages`` update that writes the whole list again, without what
+    :func:`prune_state` removes: for the step after a checkpoint purge, which is then the
+    thread's only checkpoint (a saver that stores only what a step changed, as Postgres
+    does, would otherwise keep nothing of the messages)."""
+    removed = {m.id for m in prune_state(memory, messages)}
+    return [RemoveMessage(id=REMOVE_ALL_MESSAGES), *(m for m in messages if m.id not in removed)]
+
+
+def _whole_state(
+    memory: TieredMemory, state: MemoryState, update: dict[str, Any]
+) -> dict[str, Any]:
+    """The state after ``update`` with every key written again (see
+    :func:`rewritten_messages`). What this turn recalled and the gate's reason are
+    dropped: they may quote what was forgotten."""
+    return {
+        **update,
+        "messages": rewritten_messages(memory, state["messages"]),
+        "recalled": [],
+        "gate": None,
+        "token_usage": dict(state.get("token_usage") or {}),
+        "memory_user_id": memory.user_id,
+        "refused": None,
+        "refused_error": None,
+    }
 
 
 def _after_load(state: MemoryState) -> str:
     return "refuse" if state.get("refused") else should_recall(state)
 
 
+#: The errors a refused run fails with, by name (the state keeps the name between steps).
+_REFUSALS: dict[str, type[Exception]] = {
+    "IdentityError": IdentityError,
+    "TypeError": TypeError,
+    "ValueError": ValueError,
+}
+
+
+def refusal(exc: Exception, key: str = "refused") -> dict[str, Any]:
+    """The state keys (``key`` and ``<key>_error``) that record why a run was refused,
+    for :func:`raise_refusal` to fail the run with the same error in a later step.
+
+    Example:
+        >>> refusal(IdentityError("No user id for this run"))
+        {'refused': 'No user id for this run', 'refused_error': 'IdentityError'}
+    """
+    kind = type(exc).__name__
+    return {key: str(exc), f"{key}_error": kind if kind in _REFUSALS else "ValueError"}
+
+
+def raise_refusal(state: Any, key: str = "refused") -> None:
+    """Fail the run with the error :func:`refusal` recorded in ``state``, if any."""
+    message = state.get(key)
+    if message:
+        raise _REFUSALS.get(state.get(f"{key}_error") or "", ValueError)(message)
+
+
+def take_back(
+    resolver: MemoryResolver, owner: str | None, config: RunnableConfig, state: Any
+) -> list[RemoveMessage]:
+    """Removals of a refused run's input: every message of the state the thread's owner
+    has not stored - all of them on a thread nobody owns yet - so that no later run, of
+    the owner or of anyone, syncs what the refused run brought in.
+
+    LangGraph saves the run's input in the thread before any node runs; this
+    takes it out again in the refused run's own next checkpoint.
+    """
+    messages = state["messages"]
+    ids = [m.id for m in messages if m.id is not None]
+    seen: set[str] = set()
+    thread = ((config or {}).get("configurable") or {}).get("thread_id")
+    if owner is not None and ids and isinstance(thread, str):
+        try:
+            seen = resolver.get(owner, thread).known_ids(ids)
+        except (ValueError, TypeError):  # a thread id no store holds: nothing of it is stored
+            seen = set()
+    return [RemoveMessage(id=m.id) for m in messages if m.id is not None and m.id not in seen]
+
+
 def _refuse(state: MemoryState) -> dict[str, Any]:
-    raise ValueError(state.get("refused") or "This run was refused.")
+    raise_refusal(state)
+    raise ValueError("This run was refused.")
 
 
 def _after_answer(state: MemoryState) -> str:

@@ -40,6 +40,9 @@ everything else of the user - and recalled by the memory's own recall too.
   stops before the user position looks through every user's items (its cost
   grows with the number of users); so does every search with a negative
   ``user_index``, since a prefix cannot say which element is last.
+* A namespace, key or value holding a lone UTF-16 surrogate or a NUL is a
+  ``ValueError`` before anything is read or written
+  (:func:`~langchain_tiered_memory.ids.check_text`).
 
 Example:
     >>> from langchain_core.embeddings import DeterministicFakeEmbedding
@@ -86,9 +89,10 @@ from langgraph.store.base import (
     TTLConfig,
 )
 
-from langchain_tiered_memory.ids import check_id
+from langchain_tiered_memory.ids import check_id, check_text
 from langchain_tiered_memory.records import MemoryRecord
 from langchain_tiered_memory.store import MemoryStore
+from langchain_tiered_memory.tiers.turns import clean_text
 
 __all__ = ["TieredMemoryStore", "item_record_id", "matches_filter"]
 
@@ -277,6 +281,13 @@ class TieredMemoryStore(BaseStore):
             raise ValueError(f"a namespace is a tuple of non-empty strings, got {namespace!r}")
         return tuple(namespace)
 
+    @staticmethod
+    def _check_key(namespace: tuple[str, ...], key: str) -> None:
+        """Refuse a namespace or key no backend can store (before anything is read)."""
+        for part in namespace:
+            check_text(part, f"namespace {namespace!r}")
+        check_text(key, "the item's key")
+
     def _records(self, user: str) -> list[MemoryRecord]:
         return [
             r
@@ -322,6 +333,7 @@ class TieredMemoryStore(BaseStore):
     def _get(self, op: GetOp) -> Item | None:
         namespace = self._check_namespace(op.namespace)
         user = self._user(namespace)
+        self._check_key(namespace, op.key)
         found = self.memory.archive.get([item_record_id(namespace, op.key)], user_id=user)
         if not found:
             return None
@@ -331,6 +343,10 @@ class TieredMemoryStore(BaseStore):
     def _put(self, op: PutOp) -> None:
         namespace = self._check_namespace(op.namespace)
         user = self._user(namespace)
+        self._check_key(namespace, op.key)
+        if op.value is not None:  # checked before the old version is read or replaced
+            check_text(_text(op.value, op.index), "the item's text")
+            check_text(json.dumps(op.value, ensure_ascii=False, default=str), "the item's value")
         record_id = item_record_id(namespace, op.key)
         if op.value is None:
             self.memory.archive.delete([record_id], user_id=user)
@@ -438,7 +454,7 @@ class TieredMemoryStore(BaseStore):
         prefix = self._check_namespace(op.namespace_prefix)
         records = self._candidates(prefix, op.filter)
         if op.query:
-            scores = self._scores(op.query, [r for r in records if r.text])
+            scores = self._scores(clean_text(op.query), [r for r in records if r.text])
             ranked = sorted(
                 records,
                 key=lambda r: (

@@ -21,7 +21,9 @@ id (unless the tool was made with ``default_user_id=``), with an id that is
 not a string, or with two different ones, gets an error message back (a
 ``ToolMessage`` with ``status="error"`` that says which key to set) - it
 never raises into the agent loop and never falls back to some other user's
-memory.
+memory. Text the editing tools cannot store (a lone UTF-16 surrogate or a NUL,
+see :func:`~langchain_tiered_memory.ids.check_text`) gets an error message
+too, and nothing is stored.
 
 Recalled text is quoted and labelled as data (it may carry prompt injection).
 
@@ -53,6 +55,7 @@ from langchain_core.tools import BaseTool, StructuredTool, ToolException
 from pydantic import BaseModel, Field, create_model
 
 from langchain_tiered_memory.budget.context import RecalledMemory, quote_recalled
+from langchain_tiered_memory.ids import check_text
 from langchain_tiered_memory.integrations.identity import (
     IdentityError,
     current_context,
@@ -325,7 +328,17 @@ class _InsertInput(BaseModel):
     )
 
 
+def _storable(text: str, what: str) -> str:
+    """``text``, or a tool error the model can act on (a lone surrogate or a NUL in it)."""
+    try:
+        return check_text(text, what)
+    except ValueError as exc:
+        raise ToolException(f"{exc}. Nothing was stored.") from exc
+
+
 def _agent_fact(block: str, subject: str, content: str) -> CoreFact:
+    _storable(subject, "subject")
+    _storable(content, "content")
     if len(content) > MAX_CORE_FACT_CHARS:
         raise ToolException(
             f"That fact is {len(content)} characters; core memory takes at most "
@@ -466,7 +479,7 @@ def create_core_memory_tools(
     def archival_memory_insert(
         config: RunnableConfig, content: str, importance: float | None = None
     ) -> str:
-        text = content.strip()
+        text = _storable(content, "content").strip()
         if not text:
             raise ToolException("Nothing to store: content is empty.")
         if len(text) > MAX_ARCHIVAL_CHARS:

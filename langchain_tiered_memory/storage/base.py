@@ -18,10 +18,10 @@ Example:
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any, Literal, Protocol, get_args
+from typing import Any, Literal, Protocol, get_args, runtime_checkable
 
 from langchain_core.embeddings import Embeddings
 from langchain_core.messages import BaseMessage
@@ -44,6 +44,7 @@ __all__ = [
     "RecordFilter",
     "RecordStore",
     "Store",
+    "StoreWithCheckpoints",
     "ThreadHead",
     "ThreadRead",
     "check_user",
@@ -482,12 +483,33 @@ class MemoryBackend(FactStore, Protocol):
         """Users with any thread, fact or record."""
         ...
 
-    def forget_user(self, user_id: str) -> int:
-        """Delete a user from every table and index; returns the archive records deleted."""
+    def forget_user(
+        self, user_id: str, *, purge: Callable[[Sequence[str]], None] | None = None
+    ) -> int:
+        """Delete a user from every table and index; returns the archive records deleted.
+
+        A forget intent is written in the same transaction and closed once
+        everything outside it is purged - with ``purge``, the user's threads
+        from the LangGraph checkpointers - so a crash is finished later
+        (:meth:`finish_forgets`).
+        """
         ...
 
-    def forget_thread(self, user_id: str, thread_id: str) -> int:
-        """Delete one thread: its log, head and archived records."""
+    def forget_thread(
+        self, user_id: str, thread_id: str, *, purge: Callable[[Sequence[str]], None] | None = None
+    ) -> int:
+        """Delete one thread: its log, head and archived records (and, with ``purge``,
+        its checkpoints)."""
+        ...
+
+    def finish_forgets(
+        self, purge: Callable[[Sequence[str]], None] | None = None, *, user_id: str | None = None
+    ) -> Sequence[Any]:
+        """Finish the forgets a crash left half done (of one user, or all); returns them."""
+        ...
+
+    def recovered_forgets(self) -> Sequence[Any]:
+        """Forgets finished after a crash, kept for checkpointers attached later."""
         ...
 
     def export_user(self, user_id: str) -> Mapping[str, Any]:
@@ -536,4 +558,20 @@ class Store(Protocol):
 
     def forget_user(self, user_id: str) -> int:
         """Delete a user from every tier and file; returns the archive records deleted."""
+        ...
+
+
+@runtime_checkable
+class StoreWithCheckpoints(Store, Protocol):
+    """A :class:`Store` that also keeps the LangGraph checkpoints of its threads in step
+    with forgets (:class:`~langchain_tiered_memory.store.MemoryStore` does).
+
+    The graph and the agent middleware call it at the end of a run during
+    which the user was forgotten; a store without it has no checkpoints to purge.
+    """
+
+    def purge_checkpoints_after_run(
+        self, thread_id: str, config: Mapping[str, Any] | None = None, *, timeout: float = 10.0
+    ) -> None:
+        """Delete the thread from every checkpointer once its run's checkpoints are saved."""
         ...

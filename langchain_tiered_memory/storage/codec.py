@@ -21,7 +21,7 @@ from typing import Any
 
 from langchain_core.messages import BaseMessage, messages_from_dict, messages_to_dict
 
-from langchain_tiered_memory.ids import check_id
+from langchain_tiered_memory.ids import check_id, check_text
 from langchain_tiered_memory.records import RECORD_KINDS, MemoryRecord
 from langchain_tiered_memory.tiers.core import CoreFact
 
@@ -146,7 +146,9 @@ def encode_record(record: MemoryRecord) -> tuple[str, str]:
     Raises:
         TypeError: for something that is not a :class:`MemoryRecord`.
         ValueError: for an empty id, an invalid user id, an unknown kind, a
-            non-string text, a non-finite importance or metadata JSON cannot hold.
+            non-string text, a non-finite importance, metadata JSON cannot hold,
+            or text no backend can store (a lone surrogate or a NUL in the id,
+            text, sources or metadata: see :func:`~langchain_tiered_memory.ids.check_text`).
 
     Example:
         >>> r = MemoryRecord.new(user_id="ana", kind="fact", text="x", id="f1")
@@ -168,8 +170,12 @@ def encode_record(record: MemoryRecord) -> tuple[str, str]:
             f"record {record.id!r} has unknown kind {record.kind!r}; use one of "
             f"{sorted(RECORD_KINDS)}"
         )
+    check_text(record.id, "record id")
+    if record.thread_id is not None:
+        check_text(str(record.thread_id), f"record {record.id!r} thread_id")
     if not isinstance(record.text, str):
         raise ValueError(f"record {record.id!r} text must be a string")
+    check_text(record.text, f"record {record.id!r} text")
     if not math.isfinite(record.importance):
         raise ValueError(f"record {record.id!r} importance must be finite")
     if record.expires_at is not None and not isinstance(record.expires_at, datetime):
@@ -179,6 +185,9 @@ def encode_record(record: MemoryRecord) -> tuple[str, str]:
         metadata = json.dumps(record.metadata, ensure_ascii=False)
     except (TypeError, ValueError) as exc:
         raise ValueError(f"record {record.id!r} metadata must be JSON-serialisable: {exc}") from exc
+    # JSON escapes NUL; a lone surrogate it writes as it is, and UTF-8 cannot encode that
+    check_text(sources, f"record {record.id!r} sources")
+    check_text(metadata, f"record {record.id!r} metadata")
     return sources, metadata
 
 

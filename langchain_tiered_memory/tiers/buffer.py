@@ -50,7 +50,7 @@ from langchain_tiered_memory.budget.clipping import clip_text
 from langchain_tiered_memory.budget.markup import SUMMARY_HEADER
 from langchain_tiered_memory.budget.tokens import TokenCounter
 from langchain_tiered_memory.tiers.summarize import Summarizer
-from langchain_tiered_memory.tiers.turns import Turn, group_turns
+from langchain_tiered_memory.tiers.turns import Turn, clean_text, group_turns
 
 logger = logging.getLogger(__name__)
 
@@ -474,6 +474,7 @@ def compress(
         )
         if not summary or not summary.strip():
             raise ValueError("empty summary")
+        summary = clean_text(summary)  # stored with the thread: repaired as turns are
     except Exception as exc:  # noqa: BLE001 - any summariser failure leaves the buffer as is
         summary, error = None, exc
     return _finish(state, trigger, evict, keep, summary, error, archive, counter, budget)
@@ -503,6 +504,7 @@ async def acompress(
         )
         if not summary or not summary.strip():
             raise ValueError("empty summary")
+        summary = clean_text(summary)  # stored with the thread: repaired as turns are
     except Exception as exc:  # noqa: BLE001 - any summariser failure leaves the buffer as is
         summary, error = None, exc
     return _finish(state, trigger, evict, keep, summary, error, archive, counter, budget)

@@ -113,24 +113,33 @@ def message_text(message: BaseMessage) -> str:
 
 
 _SURROGATE = re.compile("[\ud800-\udfff]")
+_UNSTORABLE = re.compile("[\ud800-\udfff\x00]")
 
 
 def clean_text(text: str) -> str:
-    """``text`` with lone UTF-16 surrogates replaced by U+FFFD (valid pairs joined).
+    """``text`` with lone UTF-16 surrogates and NUL characters replaced by U+FFFD.
 
     A lone surrogate (``"\\ud800"``, e.g. from a bad JSON escape) cannot be
     encoded as UTF-8, so SQLite, tokenizers and HTTP clients reject it; left in
-    a turn it would fail every later archive write of the thread.
+    a turn it would fail every later archive write of the thread. Postgres
+    text cannot hold NUL. Conversation text is *repaired* this way (a turn is
+    never refused for a bad escape); records and items an application stores
+    directly are *checked* instead (:func:`~langchain_tiered_memory.ids.check_text`).
+    Valid surrogate pairs are joined into their character.
 
     Example:
         >>> clean_text("ok \\ud800 \\ud83d\\ude00") == "ok \\ufffd \\U0001f600"
         True
+        >>> clean_text("a\\x00b") == "a\\ufffdb"
+        True
         >>> s = "plain"; clean_text(s) is s
         True
     """
-    if not _SURROGATE.search(text):
+    if not _UNSTORABLE.search(text):
         return text
-    return text.encode("utf-16-le", "surrogatepass").decode("utf-16-le", "replace")
+    if _SURROGATE.search(text):
+        text = text.encode("utf-16-le", "surrogatepass").decode("utf-16-le", "replace")
+    return text.replace("\x00", "\ufffd")
 
 
 def _clean_value(value: object) -> object:

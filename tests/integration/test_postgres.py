@@ -344,12 +344,15 @@ def test_errors_name_the_database_without_its_password(tmp_path: Path) -> None:
         MemoryStore(url, vector_store=object())
 
 
-def test_nul_characters_are_stored_as_replacement_characters(store: Any) -> None:
+def test_nul_characters_follow_the_text_rule_of_every_backend(store: Any) -> None:
+    """Postgres text cannot hold NUL: conversation text has it repaired (as on SQLite),
+    a record holding one is refused (see ``langchain_tiered_memory.ids.check_text``)."""
     memory = store.memory("ana", "t1", context_window=1024)
     memory.add_messages([HumanMessage("a\x00b", id="m1")])
-    assert store.memory("ana", "t1").messages[0].content == "a\x00b"  # the log keeps JSON
-    store.archive.add([MemoryRecord.new(user_id="ana", kind="fact", text="x\x00y", id="f1")])
-    assert store.archive.get(["f1"])[0].text == "x\ufffdy"
+    assert store.memory("ana", "t1").messages[0].content == "a\ufffdb"
+    with pytest.raises(ValueError, match="NUL"):
+        store.archive.add([MemoryRecord.new(user_id="ana", kind="fact", text="x\x00y", id="f1")])
+    assert store.archive.get(["f1"]) == []
 
 
 @pytest.mark.slow

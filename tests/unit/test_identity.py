@@ -250,3 +250,75 @@ def test_resolver_takes_default_user_id_and_refuses_the_removed_option(store) ->
         TieredMemoryMiddleware(resolver, context_window=1024)
     with pytest.raises(TypeError, match="configure it directly"):
         build_memory_graph(fake(), store=resolver, default_user_id="x", checkpointer=False)
+
+
+def _history_chain(factory: TieredHistoryFactory) -> Any:
+    from langchain_core.prompts import ChatPromptTemplate, MessagesPlaceholder
+    from langchain_core.runnables import ConfigurableFieldSpec
+    from langchain_core.runnables.history import RunnableWithMessageHistory
+
+    prompt = ChatPromptTemplate([MessagesPlaceholder("history"), ("human", "{input}")])
+    return RunnableWithMessageHistory(
+        prompt | fake(),
+        factory,
+        input_messages_key="input",
+        history_messages_key="history",
+        history_factory_config=[
+            ConfigurableFieldSpec(id="user_id", annotation=str),
+            ConfigurableFieldSpec(id="conversation_id", annotation=str, default="c1"),
+        ],
+    )
+
+
+def _in_a_graph(step: Callable[[Any], Any]) -> Any:
+    builder = StateGraph(MessagesState)
+    builder.add_node("chain", lambda state, config: {"messages": [step(config)]})
+    builder.add_edge(START, "chain")
+    return builder.compile()
+
+
+@pytest.mark.filterwarnings("ignore:.*RunnableWithMessageHistory is deprecated")
+def test_the_chat_history_in_a_graph_node_follows_the_runtime_context(store) -> None:
+    chain = _history_chain(TieredHistoryFactory(store, context_window=4096))
+    graph = _in_a_graph(lambda config: chain.invoke({"input": "I'm allergic to kiwis."}, config))
+    config = {"configurable": {"user_id": "ana", "conversation_id": "c1"}}
+    with pytest.raises(IdentityError, match="different users"):
+        graph.invoke({"messages": []}, config, context={"user_id": "bob"})
+    assert store.users() == []  # nothing stored as ana's (nor as bob's)
+    graph.invoke({"messages": []}, config, context={"user_id": "ana"})  # agreeing: fine
+    assert store.core("ana").get("allergy:kiwis") is not None
+
+
+def test_a_history_of_one_user_refuses_a_run_of_another(store) -> None:
+    from langchain_tiered_memory.integrations.history import TieredChatMessageHistory
+
+    history = TieredChatMessageHistory(store.memory("ana", "c1", context_window=4096))
+    history.add_messages([HumanMessage("I live in Lisbon."), AIMessage("Nice.")])
+
+    def read(config: Any) -> AIMessage:
+        return AIMessage(str(len(history.messages)))
+
+    def write(config: Any) -> AIMessage:
+        history.add_messages([HumanMessage("I'm allergic to kiwis.")])
+        return AIMessage("stored")
+
+    for step in (read, write):
+        with pytest.raises(IdentityError, match="different users"):
+            _in_a_graph(step).invoke({"messages": []}, {}, context={"user_id": "bob"})
+    assert store.core("ana").get("allergy:kiwis") is None
+    out = _in_a_graph(read).invoke({"messages": []}, {}, context={"user_id": "ana"})
+    assert out["messages"][-1].content != "0"
+
+
+def test_the_classic_memory_refuses_a_run_of_another_user(store) -> None:
+    from langchain_tiered_memory.integrations.classic import TieredConversationMemory
+
+    classic = TieredConversationMemory(memory=store.memory("ana", "c1", context_window=4096))
+
+    def save(config: Any) -> AIMessage:
+        classic.save_context({"input": "I'm allergic to kiwis."}, {"response": "Noted."})
+        return AIMessage("saved")
+
+    with pytest.raises(IdentityError, match="different users"):
+        _in_a_graph(save).invoke({"messages": []}, {}, context={"user_id": "bob"})
+    assert store.users() == []

@@ -681,16 +681,32 @@ def test_ttl_basic_and_custom_values(make: Make) -> None:
     assert store.get(("test",), "item3") is not None
 
 
+def _sleep_until(moment: float) -> None:
+    time.sleep(max(0.0, moment - time.monotonic()))
+
+
+# The refresh cases sleep to deadlines counted from the moment each write or read
+# returned, with a TTL long enough that a loaded machine's slow calls (a second and
+# more) cannot move a check to the wrong side of an expiry.
+REFRESH_TTL = 4.0  # seconds
+
+
+@pytest.mark.slow
 def test_ttl_refresh(make: Make) -> None:
-    store = make({"default_ttl": 1.5 / 60, "refresh_on_read": True})
+    store = make({"default_ttl": REFRESH_TTL / 60, "refresh_on_read": True})
     store.put(("test",), "item1", {"value": "test"})
-    time.sleep(1.0)
+    put_done = time.monotonic()
+    _sleep_until(put_done + REFRESH_TTL / 2)
     assert store.sweep_ttl() == 0
+    read_started = time.monotonic()
     assert store.get(("test",), "item1", refresh_ttl=True) is not None
-    time.sleep(1.0)
-    assert store.sweep_ttl() == 0  # refreshed: 1.5 s from the read, not from the put
+    # past the put's expiry, before the read's: refreshed from the read, not the put
+    _sleep_until(put_done + REFRESH_TTL + 0.3)
+    assert store.sweep_ttl() == 0
     assert store.get(("test",), "item1", refresh_ttl=False).value["value"] == "test"  # type: ignore[union-attr]
-    time.sleep(2.0)
+    assert time.monotonic() < read_started + REFRESH_TTL  # the checks ran before its expiry
+    read_done = time.monotonic()
+    _sleep_until(read_done + REFRESH_TTL + 0.3)
     assert store.sweep_ttl() == 1
     assert store.get(("test",), "item1") is None
 
@@ -717,18 +733,23 @@ def test_search_with_ttl(make: Make) -> None:
     assert store.search(("test",), filter={"value": "apple"}) == []
 
 
+@pytest.mark.slow
 async def test_async_ttl_and_search_refresh(make: Make) -> None:
-    store = make({"default_ttl": 2 / 60, "refresh_on_read": True})
+    store = make({"default_ttl": REFRESH_TTL / 60, "refresh_on_read": True})
     ns = ("docs", "user1")
     await store.aput(ns, "item1", {"text": "content1", "id": 1})
     await store.aput(ns, "item2", {"text": "content2", "id": 2})
-    await asyncio.sleep(1.5)
+    put_done = time.monotonic()
+    await asyncio.sleep(max(0.0, put_done + REFRESH_TTL / 2 - time.monotonic()))
+    search_started = time.monotonic()
     found = await store.asearch(ns, filter={"id": 1}, refresh_ttl=True)
+    search_done = time.monotonic()
     assert [i.key for i in found] == ["item1"]
-    await asyncio.sleep(1.0)
+    await asyncio.sleep(max(0.0, put_done + REFRESH_TTL + 0.3 - time.monotonic()))
     await store.asweep_ttl()
-    assert await store.aget(ns, "item1", refresh_ttl=False) is not None
     assert await store.aget(ns, "item2", refresh_ttl=False) is None
-    await asyncio.sleep(1.5)
+    assert await store.aget(ns, "item1", refresh_ttl=False) is not None
+    assert time.monotonic() < search_started + REFRESH_TTL  # the check ran before its expiry
+    await asyncio.sleep(max(0.0, search_done + REFRESH_TTL + 0.3 - time.monotonic()))
     await store.asweep_ttl()
     assert await store.aget(ns, "item1", refresh_ttl=False) is None

@@ -29,7 +29,7 @@ from __future__ import annotations
 import asyncio
 import functools
 import logging
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any, TypeVar
 
 from langchain_core.embeddings import Embeddings
@@ -43,7 +43,8 @@ from langchain_tiered_memory.storage.postgres.db import (
 )
 from langchain_tiered_memory.storage.postgres.records import PostgresRecordStore
 from langchain_tiered_memory.storage.postgres.schema import TABLES, create_schema
-from langchain_tiered_memory.storage.sql.backend import SQLBackend
+from langchain_tiered_memory.storage.sql.backend import CheckpointPurge, SQLBackend
+from langchain_tiered_memory.storage.sql.forgets import ForgetIntent
 
 __all__ = ["PostgresBackend", "stored_embeddings_id"]
 
@@ -70,9 +71,9 @@ RETRIED = (
     "retire_facts",
     "clear_facts",
     "users",
-    "forget_user",
-    "forget_thread",
     "export_user",
+    "finish_forgets",
+    "recovered_forgets",
     "expired_users",
     "forget_expired",
     "idle_threads",
@@ -193,19 +194,23 @@ class PostgresBackend(SQLBackend):
 
     # -- forgetting ------------------------------------------------------------------
 
-    def forget_user(self, user_id: str) -> int:
-        """Delete a user from every table, index and checkpoint (see the shared docs)."""
-        deleted = self._retrying("forget_user", lambda: SQLBackend.forget_user(self, user_id))
-        self._after_forget()
-        return deleted
+    def _transaction(self, name: str, call: Callable[[], _T]) -> _T:
+        """A forget's transaction, retried after a dropped connection (before the commit
+        nothing was written; after it, the retry finds nothing left and writes nothing)."""
+        return self._retrying(name, call)
 
-    def forget_thread(self, user_id: str, thread_id: str) -> int:
-        """Delete one thread: its log, head, records and checkpoints."""
-        deleted = self._retrying(
-            "forget_thread", lambda: SQLBackend.forget_thread(self, user_id, thread_id)
-        )
-        self._after_forget()
-        return deleted
+    def _carry_out(
+        self,
+        intent: ForgetIntent,
+        rows: Sequence[Any],
+        purge: CheckpointPurge | None,
+        *,
+        recovered: bool = False,
+    ) -> None:
+        """The shared steps after a forget's commit, then ``VACUUM`` if asked for."""
+        super()._carry_out(intent, rows, purge, recovered=recovered)
+        if intent.whole_user or intent.threads:
+            self._after_forget()
 
     def _after_forget(self) -> None:
         if self.vacuum_after_forget:

@@ -807,17 +807,34 @@ class PostgresRecordStore(RecordReads):
             self.audit.insert(tx, "delete", user_id=user_id, payload={"ids": [r[1] for r in rows]})
         return rows
 
-    def finish_forget(self, user_id: str, rows: Sequence[Row], *, whole_user: bool) -> None:
+    def finish_forget(
+        self,
+        user_id: str,
+        rows: Sequence[Row],
+        *,
+        whole_user: bool,
+        cache_keys: Sequence[str] = (),
+        recovered: bool = False,
+    ) -> None:
         """After a forget committed: drop noted access times, the texts' embedding-cache
-        entries and (for a whole user) their HNSW index."""
+        entries and (for a whole user) their HNSW index. ``recovered``: again, after
+        the forget's process died (no rows; the cache entries by ``cache_keys``)."""
         self.access.drop(user_id, None if whole_user else [r[1] for r in rows])
-        self._forget_texts([r[2] for r in rows])
+        self._forget_texts([r[2] for r in rows if r[2] is not None])
+        forget_keys = getattr(self.embeddings, "forget_cache_keys", None)
+        if forget_keys is not None and cache_keys:
+            forget_keys(cache_keys)
         if whole_user:
             try:
                 self.ann.drop(user_id)
             except Exception:  # committed: the index only holds rows that are gone
                 logger.exception("dropping the HNSW index of user %s failed", user_id)
         logger.info("deleted %d records of user %s", len(rows), user_id)
+
+    def cache_keys(self, texts: Sequence[str]) -> list[str]:
+        """The keys the embedder's disk cache keeps these texts' vectors under (digests)."""
+        keys = getattr(self.embeddings, "cache_keys", None)
+        return list(keys(texts)) if keys is not None and texts else []
 
     def _forget_texts(self, texts: Sequence[str]) -> None:
         forget = getattr(self.embeddings, "forget_texts", None)

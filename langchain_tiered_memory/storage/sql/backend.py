@@ -14,10 +14,13 @@ What commits together:
   compressed meanwhile or the user was forgotten;
 * a fact write: the new version, the old one retired, its archive record,
   the old record marked superseded;
-* a forget: every row of what is forgotten, from every table, and the
-  user's generation bumped so every open view drops its copy. Afterwards
-  the vector index, the embedding cache and the write-ahead log are purged
-  of the forgotten texts.
+* a forget: every row of what is forgotten, from every table, the user's
+  generation bumped so every open view drops its copy, and a forget intent
+  (:mod:`.forgets`) saying what is left to do. Afterwards the vector index,
+  the embedding cache, the write-ahead log and the LangGraph checkpoints of
+  the user's threads are purged, and the intent is closed; a crash before
+  that is finished by the next open or a retry
+  (:meth:`SQLBackend.finish_forgets`).
 
 What each forget removes:
 
@@ -47,7 +50,7 @@ import logging
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
 from datetime import datetime, timezone
-from typing import Any, Protocol
+from typing import Any, Protocol, TypeVar
 
 from langchain_core.messages import BaseMessage
 
@@ -69,16 +72,22 @@ from langchain_tiered_memory.storage.codec import to_micros
 from langchain_tiered_memory.storage.sql import Database, Tx, facts_key, thread_key, user_key
 from langchain_tiered_memory.storage.sql.audit import AuditKind, AuditLog
 from langchain_tiered_memory.storage.sql.facts import FactLog
+from langchain_tiered_memory.storage.sql.forgets import ForgetIntent, ForgetLog
 from langchain_tiered_memory.storage.sql.threads import ThreadLog
 from langchain_tiered_memory.tiers.core import CoreFact, Expect, FactUpdate
 from langchain_tiered_memory.tiers.turns import Turn
 
-__all__ = ["RecordWriter", "SQLBackend"]
+__all__ = ["CheckpointPurge", "RecordWriter", "SQLBackend"]
 
 logger = logging.getLogger(__name__)
 
+_T = TypeVar("_T")
+
 #: A row to forget: ``(row key, record id, text)``.
 Row = Sequence[Any]
+
+#: Deletes LangGraph checkpoint threads (the store's checkpointers); given to a forget.
+CheckpointPurge = Callable[[Sequence[str]], None]
 
 
 class RecordWriter(Protocol):
@@ -116,8 +125,21 @@ class RecordWriter(Protocol):
         """Delete rows (and with ``whole_user`` the user's audit events) inside ``tx``."""
         ...
 
-    def finish_forget(self, user_id: str, rows: Sequence[Row], *, whole_user: bool) -> None:
-        """Purge indexes and caches of the deleted rows, after the commit."""
+    def cache_keys(self, texts: Sequence[str]) -> list[str]:
+        """The embedding-cache keys of these texts (digests; none without a disk cache)."""
+        ...
+
+    def finish_forget(
+        self,
+        user_id: str,
+        rows: Sequence[Row],
+        *,
+        whole_user: bool,
+        cache_keys: Sequence[str] = (),
+        recovered: bool = False,
+    ) -> None:
+        """Purge indexes and caches of the deleted rows, after the commit (again after a
+        crash: ``recovered``, with no rows, the cache by ``cache_keys``)."""
         ...
 
     def export_user(self, user_id: str) -> dict[str, Any]:
@@ -158,6 +180,7 @@ class SQLBackend:
         self.audit = AuditLog(db)
         self.threads_log = ThreadLog(db)
         self.facts_log = FactLog(db)
+        self.forgets = ForgetLog(db)
 
     # -- the turn log ----------------------------------------------------------------
 
@@ -416,9 +439,9 @@ class SQLBackend:
             facts, rows = plan(tx)
             rows = list({str(r[1]): r for r in rows}.values())  # each record once
             rows = self._with_citing(tx, user_id, rows)
+            intent = self._open_intent(tx, user_id, rows, threads=(), whole_user=False)
             self.records.forget_rows(tx, user_id, rows, whole_user=False)
-        self.records.finish_forget(user_id, rows, whole_user=False)
-        self._purge()
+        self._carry_out(intent, rows, None)
         return facts, len(rows)
 
     def _with_citing(self, tx: Tx, user_id: str, rows: list[Row]) -> list[Row]:
@@ -497,32 +520,112 @@ class SQLBackend:
             ).fetchall()
         return [(str(u), str(t)) for u, t in rows]
 
-    def forget_thread(self, user_id: str, thread_id: str) -> int:
-        """Delete one thread: its log, its head and its archived records."""
-        check_user(user_id)
-        with self.db.write() as tx:
-            self.db.lock_key(tx, user_key(user_id), shared=True)
-            self.db.lock_key(tx, thread_key(user_id, thread_id))
-            rows = self.records.user_rows(tx, user_id, thread_id=thread_id)
-            self.threads_log.delete_thread(tx, user_id, thread_id)
-            self.records.forget_rows(tx, user_id, rows, whole_user=False)
-        self.records.finish_forget(user_id, rows, whole_user=False)
+    def _open_intent(
+        self, tx: Tx, user_id: str, rows: Sequence[Row], *, threads: Sequence[str], whole_user: bool
+    ) -> ForgetIntent:
+        """Write down, in the forget's transaction, what it leaves to do after the commit."""
+        keys = self.records.cache_keys([str(r[2]) for r in rows])
+        return ForgetLog.open(tx, user_id, threads=threads, whole_user=whole_user, cache_keys=keys)
+
+    def _transaction(self, name: str, call: Callable[[], _T]) -> _T:
+        """Run one of the forgets' transactions (Postgres retries a dropped connection)."""
+        return call()
+
+    def _carry_out(
+        self,
+        intent: ForgetIntent,
+        rows: Sequence[Row],
+        purge: CheckpointPurge | None,
+        *,
+        recovered: bool = False,
+    ) -> None:
+        """Finish a committed forget: indexes, caches, the WAL, checkpoints; then close it.
+
+        Every step may run twice (a crash between two, then a retry), so each
+        is idempotent. ``recovered``: the forget was written by a process that
+        died; the intent is kept (see :mod:`.forgets`) instead of deleted.
+        """
+        self.records.finish_forget(
+            intent.user_id,
+            rows,
+            whole_user=intent.whole_user,
+            cache_keys=intent.cache_keys,
+            recovered=recovered,
+        )
         self._purge()
+        if intent.threads and purge is not None:
+            purge(intent.threads)
+        if recovered:
+            self.forgets.mark_recovered(intent)
+        else:
+            self.forgets.close(intent)
+        self._purge()  # the intent row named the threads: no copy left in the WAL
+
+    def finish_forgets(
+        self, purge: CheckpointPurge | None = None, *, user_id: str | None = None
+    ) -> list[ForgetIntent]:
+        """Finish the forgets a crash left half done (of one user, or all): what an open and
+        a retry of a forget call. Returns the intents finished."""
+        pending = self.forgets.pending(user_id)
+        for intent in pending:
+            logger.warning(
+                "finishing a forget of user %s that stopped at %s (the process ended)",
+                intent.user_id,
+                intent.at.isoformat(),
+            )
+            self._carry_out(intent, (), purge, recovered=True)
+        if user_id is None:
+            self.forgets.expire()
+        return pending
+
+    def recovered_forgets(self) -> list[ForgetIntent]:
+        """Forgets finished after a crash, whose threads checkpointers attached later are
+        purged of (see :mod:`.forgets`)."""
+        return self.forgets.recovered()
+
+    def forget_thread(
+        self, user_id: str, thread_id: str, *, purge: CheckpointPurge | None = None
+    ) -> int:
+        """Delete one thread: its log, its head and its archived records (and, with
+        ``purge``, its checkpoints)."""
+        check_user(user_id)
+
+        def commit() -> tuple[ForgetIntent, list[Row]]:
+            with self.db.write() as tx:
+                self.db.lock_key(tx, user_key(user_id), shared=True)
+                self.db.lock_key(tx, thread_key(user_id, thread_id))
+                rows = self.records.user_rows(tx, user_id, thread_id=thread_id)
+                intent = self._open_intent(tx, user_id, rows, threads=[thread_id], whole_user=False)
+                self.threads_log.delete_thread(tx, user_id, thread_id)
+                self.records.forget_rows(tx, user_id, rows, whole_user=False)
+            return intent, rows
+
+        intent, rows = self._transaction("forget_thread", commit)
+        self._carry_out(intent, rows, purge)
         return len(rows)
 
-    def forget_user(self, user_id: str) -> int:
-        """Delete a user from every table and index (see the module docstring)."""
+    def forget_user(self, user_id: str, *, purge: CheckpointPurge | None = None) -> int:
+        """Delete a user from every table and index (see the module docstring); with
+        ``purge``, their threads' checkpoints too."""
         check_user(user_id)
-        with self.db.write() as tx:
-            self.db.lock_key(tx, user_key(user_id))
-            rows = self.records.user_rows(tx, user_id)
-            self.records.forget_rows(tx, user_id, rows, whole_user=True)
-            self.threads_log.delete_user(tx, user_id)
-            self.facts_log.delete_user(tx, user_id)
-            tx.execute("INSERT INTO users (user_id) VALUES (?) ON CONFLICT DO NOTHING", (user_id,))
-            tx.execute("UPDATE users SET generation=generation+1 WHERE user_id=?", (user_id,))
-        self.records.finish_forget(user_id, rows, whole_user=True)
-        self._purge()
+
+        def commit() -> tuple[ForgetIntent, list[Row]]:
+            with self.db.write() as tx:
+                self.db.lock_key(tx, user_key(user_id))
+                rows = self.records.user_rows(tx, user_id)
+                threads = self.threads_log.user_threads(tx, user_id)
+                intent = self._open_intent(tx, user_id, rows, threads=threads, whole_user=True)
+                self.records.forget_rows(tx, user_id, rows, whole_user=True)
+                self.threads_log.delete_user(tx, user_id)
+                self.facts_log.delete_user(tx, user_id)
+                tx.execute(
+                    "INSERT INTO users (user_id) VALUES (?) ON CONFLICT DO NOTHING", (user_id,)
+                )
+                tx.execute("UPDATE users SET generation=generation+1 WHERE user_id=?", (user_id,))
+            return intent, rows
+
+        intent, rows = self._transaction("forget_user", commit)
+        self._carry_out(intent, rows, purge)
         logger.info("forgot user %s (%d archive records)", user_id, len(rows))
         return len(rows)
 

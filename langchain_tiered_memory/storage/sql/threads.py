@@ -181,10 +181,15 @@ class ThreadLog:
     def threads(self, user_id: str) -> list[str]:
         """A user's thread ids, oldest first."""
         with self.db.read() as tx:
-            rows = tx.execute(
-                "SELECT thread_id FROM threads WHERE user_id=? ORDER BY updated_at, thread_id",
-                (user_id,),
-            ).fetchall()
+            return self.user_threads(tx, user_id)
+
+    @staticmethod
+    def user_threads(tx: Tx, user_id: str) -> list[str]:
+        """A user's thread ids as ``tx`` sees them, oldest first."""
+        rows = tx.execute(
+            "SELECT thread_id FROM threads WHERE user_id=? ORDER BY updated_at, thread_id",
+            (user_id,),
+        ).fetchall()
         return [str(r[0]) for r in rows]
 
     def known_ids(self, user_id: str, thread_id: str, ids: Sequence[str]) -> set[str]:

@@ -779,10 +779,21 @@ class BaseSQLiteArchive(RecordReads):
         return rows
 
     def finish_forget(
-        self, user_id: str, rows: Sequence[Sequence[Any]], *, whole_user: bool
+        self,
+        user_id: str,
+        rows: Sequence[Sequence[Any]],
+        *,
+        whole_user: bool,
+        cache_keys: Sequence[str] = (),
+        recovered: bool = False,
     ) -> None:
         """After a forget committed: drop the vectors, rewrite the index file, truncate
-        the WAL, and remove the texts' embedding-cache entries."""
+        the WAL, and remove the texts' embedding-cache entries.
+
+        ``recovered`` (the forget's process died after the commit): there are
+        no rows; the index catches up from the deletion log and is rewritten,
+        and the cache entries go by ``cache_keys``.
+        """
         keys = [VectorKey(int(r[0]), str(r[1])) for r in rows]
 
         def update() -> None:
@@ -790,16 +801,20 @@ class BaseSQLiteArchive(RecordReads):
             self.index.flush(force=True)
 
         try:
-            if keys:
+            if keys or recovered:
                 self.index_sync.after_commit([k.rowid for k in keys], [user_id], update, force=True)
         finally:
-            if rows or whole_user:
+            if rows or whole_user or recovered:
                 self._db.checkpoint()
         self._forget_access(user_id, None if whole_user else [str(r[1]) for r in rows])
-        self._forget_texts([str(r[2]) for r in rows])
+        self._forget_texts([str(r[2]) for r in rows if r[2] is not None], cache_keys)
         logger.info("deleted %d records of user %s", len(rows), user_id)
 
-    def _forget_texts(self, texts: Sequence[str]) -> None:
+    def cache_keys(self, texts: Sequence[str]) -> list[str]:
+        """The embedding-cache keys of these texts (none here; see SQLiteArchive)."""
+        return []
+
+    def _forget_texts(self, texts: Sequence[str], cache_keys: Sequence[str] = ()) -> None:
         """Remove derived copies of forgotten texts (the embedding cache's; see SQLiteArchive)."""
 
     # ---- reading
@@ -1142,11 +1157,19 @@ class SQLiteArchive(BaseSQLiteArchive):
             return NoVectorIndex()
         return FaissIndex(self.index_path, dim=self._dim, save_every=self._save_every)
 
-    def _forget_texts(self, texts: Sequence[str]) -> None:
+    def cache_keys(self, texts: Sequence[str]) -> list[str]:
+        """The keys the embedder's disk cache keeps these texts' vectors under (digests)."""
+        keys = getattr(self.embeddings, "cache_keys", None)
+        return list(keys(texts)) if keys is not None and texts else []
+
+    def _forget_texts(self, texts: Sequence[str], cache_keys: Sequence[str] = ()) -> None:
         """Drop the forgotten texts' vectors from the embedder's cache (memory and disk)."""
         forget = getattr(self.embeddings, "forget_texts", None)
         if forget is not None and texts:
             forget(texts)
+        forget_keys = getattr(self.embeddings, "forget_cache_keys", None)
+        if forget_keys is not None and cache_keys:
+            forget_keys(cache_keys)
 
     def _check_vectors(self, vectors: np.ndarray, expected: int) -> np.ndarray:
         if vectors.ndim != 2 or vectors.shape[0] != expected:

@@ -229,7 +229,24 @@ class SQLiteDatabase:
 
         Every statement of the ``with`` block sees the database as it was when
         the first one ran, whatever other connections commit meanwhile.
+
+        Raises:
+            StorageError: (a subclass naming the file) when SQLite fails - a
+                damaged page, a locked or unreadable file - as :meth:`write` does.
         """
+        if self.in_transaction:  # the write translates its own errors
+            with self._snapshot() as tx:
+                yield tx
+            return
+        try:
+            with self._snapshot() as tx:
+                yield tx
+        except sqlite3.Error as exc:
+            raise storage_error(exc, self.where, "reading") from exc
+
+    @contextmanager
+    def _snapshot(self) -> Iterator[SQLiteTx]:
+        """:meth:`read` with SQLite's own errors (:meth:`query` retries some of them)."""
         self._check_open()
         if self.in_transaction:
             yield SQLiteTx(self._writer)
@@ -277,7 +294,7 @@ class SQLiteDatabase:
         values = tuple(params)
         for attempt in range(_SCHEMA_RETRIES):
             try:
-                with self.read() as tx:
+                with self._snapshot() as tx:
                     return tx.execute(sql, values).fetchall()
             except sqlite3.OperationalError as exc:
                 if _is_schema_race(exc) and attempt < _SCHEMA_RETRIES - 1:

@@ -13,6 +13,9 @@ transaction:
 * ``users`` - a user's generation (bumped by each forget) and core version;
 * ``forgotten_messages`` - digests of forgotten message ids, so a client that
   replays an old conversation (a LangGraph state) cannot write it back;
+* ``forget_intents`` - what a committed forget still has to do outside its
+  transaction (see :mod:`langchain_tiered_memory.storage.sql.forgets`); a
+  table of its own, created in older files on open (nothing else changes);
 * ``audit_events`` and ``meta``.
 
 Schema 1 (archive only; thread buffers and core memory in ``state.sqlite``)
@@ -116,7 +119,15 @@ CREATE TABLE IF NOT EXISTS forgotten_messages (
     user_id TEXT NOT NULL,
     digest TEXT NOT NULL,
     PRIMARY KEY (user_id, digest)
-) WITHOUT ROWID
+) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS forget_intents (
+    id INTEGER PRIMARY KEY AUTOINCREMENT,
+    user_id TEXT NOT NULL,
+    at INTEGER NOT NULL,
+    threads TEXT NOT NULL,
+    cleanup TEXT NOT NULL,
+    recovered_at INTEGER
+)
 """
 
 

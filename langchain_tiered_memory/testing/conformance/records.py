@@ -109,3 +109,24 @@ def test_the_tools_and_recall_search_what_the_memory_archived(store: MemoryStore
     assert "zebra lamp is broken" in out.content
     async_found = asyncio.run(store.aexport_user("ana"))
     assert any("zebra lamp" in r["text"] for r in async_found["records"])
+
+
+@pytest.mark.parametrize(
+    ("bad", "what"), [("a\ud800b", "lone UTF-16 surrogate"), ("a\x00b", "NUL character")]
+)
+def test_a_record_no_backend_can_store_is_rejected_and_stores_nothing(
+    store: MemoryStore, bad: str, what: str
+) -> None:
+    good = rec("ana", "ana likes jazz", "ok1")
+    refused = [rec("ana", f"ana likes {bad}", "t1"), rec("ana", "ana likes tea", f"id{bad}")]
+    if "\x00" not in bad:  # JSON escapes a NUL: metadata and sources may hold one
+        refused += [
+            rec("ana", "ana likes tea", "m1", metadata={"note": f"x{bad}"}),
+            rec("ana", "ana likes tea", "s1", sources=(f"turn:{bad}",)),
+        ]
+    for record in refused:
+        with pytest.raises(ValueError, match=what):
+            store.archive.add([good, record])  # the whole batch is refused
+    assert store.archive.count("ana") == 0
+    store.archive.add([good])
+    assert [r.id for r in store.archive.records("ana")] == ["ok1"]

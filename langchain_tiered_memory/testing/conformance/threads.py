@@ -145,3 +145,22 @@ def test_the_head_a_write_returns_is_the_head_stored(store: MemoryStore) -> None
     assert memory.head.extracted_through >= 0
     head = memory.head
     assert store.backend.advance_extraction(head, head.extracted_through) is None  # not forward
+
+
+def test_unstorable_characters_in_messages_are_repaired_alike(backend: Backend) -> None:
+    """Conversation text is repaired, not refused: a lone surrogate or a NUL becomes U+FFFD,
+    the same on every backend (a turn is never lost to a bad escape)."""
+    store = backend.open()
+    memory = store.memory("ana", "chat", context_window=WINDOW)
+    memory.add_messages([HumanMessage("tea\x00 and \ud800 jazz"), AIMessage("ok\x00")])
+    expected = ["tea\ufffd and \ufffd jazz", "ok\ufffd"]
+    assert [m.content for m in memory.messages] == expected
+    if backend.durable:
+        store.close()
+        store = backend.open()
+    fresh = store.memory("ana", "chat", context_window=WINDOW)
+    assert [m.content for m in fresh.messages] == expected
+    for i in range(1, 40):  # page the turn out: the archived turn holds the repaired text
+        fresh.add_messages(exchange(i))
+    turn = store.archive.records("ana", kinds="turn")[0]
+    assert "\x00" not in turn.text and "tea\ufffd and \ufffd jazz" in turn.text
