@@ -42,7 +42,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol, runtime_checkable
 
 from langchain_core.embeddings import Embeddings
 
@@ -50,7 +50,14 @@ from langchain_tiered_memory.expiry import utc
 from langchain_tiered_memory.ids import check_id
 from langchain_tiered_memory.memory import TieredMemory
 from langchain_tiered_memory.storage import open_backend
-from langchain_tiered_memory.storage.base import AuditTrail, MemoryBackend, RecordStore
+from langchain_tiered_memory.storage.base import (
+    AuditTrail,
+    BackendCheckpoints,
+    Closes,
+    Flushes,
+    MemoryBackend,
+    RecordStore,
+)
 from langchain_tiered_memory.storage.errors import StorageError
 from langchain_tiered_memory.storage.postgres.db import is_postgres_url
 from langchain_tiered_memory.storage.sqlite.archive import stored_embeddings_id
@@ -63,6 +70,7 @@ logger = logging.getLogger(__name__)
 __all__ = [
     "CHECKPOINTS_FILE",
     "EMBEDDINGS_CACHE_FILE",
+    "DeletesThreads",
     "MemoryStore",
     "SweepReport",
     "flush_open_stores",
@@ -77,6 +85,16 @@ CHECKPOINTS_FILE = "checkpoints.sqlite"
 #: Where LangGraph puts the run's checkpointer in a node's config (``None``: the run has
 #: none). Read only to know which checkpointer saves the run; without it, every one is.
 _RUN_CHECKPOINTER = "__pregel_checkpointer"
+
+
+@runtime_checkable
+class DeletesThreads(Protocol):
+    """A LangGraph checkpointer a store can forget threads from (every saver of LangGraph)."""
+
+    def delete_thread(self, thread_id: str) -> None:
+        """Delete every checkpoint of the thread."""
+        ...
+
 
 #: ``embeddings=`` value for a store that searches by keywords only (no vectors).
 NO_EMBEDDINGS = "none"
@@ -239,9 +257,8 @@ class MemoryStore:
         """
         with self._lock:
             if self._default_checkpointer is None:
-                backend_saver = getattr(self.backend, "checkpointer", None)
-                if callable(backend_saver):  # Postgres: the same database
-                    self._default_checkpointer = backend_saver()
+                if isinstance(self.backend, BackendCheckpoints):  # Postgres: the same database
+                    self._default_checkpointer = self.backend.checkpointer()
                 elif self.path is None:
                     from langgraph.checkpoint.memory import InMemorySaver
 
@@ -262,14 +279,13 @@ class MemoryStore:
                 :meth:`checkpointer` with ``invoke``, or attach an async saver
                 of your own with :meth:`attach_checkpointer`).
         """
-        make = getattr(self.backend, "acheckpointer", None)
-        if make is None:
+        if not isinstance(self.backend, BackendCheckpoints):
             raise TypeError(
                 f"{self!r} has no async checkpointer (Postgres stores have one); attach "
                 "your own async saver with store.attach_checkpointer(saver)"
             )
         self.checkpointer()  # the tables, and the saver forgets go through
-        return await make()
+        return await self.backend.acheckpointer()
 
     def attach_checkpointer(self, checkpointer: Any) -> Any:
         """Have forgets of this store delete threads from ``checkpointer`` too; returns it.
@@ -279,7 +295,7 @@ class MemoryStore:
         checkpoint threads are the memory's threads). Any saver with
         ``delete_thread(thread_id)`` works.
         """
-        if not callable(getattr(checkpointer, "delete_thread", None)):
+        if not isinstance(checkpointer, DeletesThreads):
             raise TypeError(
                 f"{type(checkpointer).__name__} has no delete_thread(thread_id): "
                 "not a LangGraph checkpointer"
@@ -324,8 +340,11 @@ class MemoryStore:
         own_file = None
         if default is None and self.path is not None and (self.path / CHECKPOINTS_FILE).exists():
             default = own_file = _sqlite_saver(self.path / CHECKPOINTS_FILE)  # another process's
-        has_checkpoints = getattr(self.backend, "has_checkpoints", None)
-        if default is None and callable(has_checkpoints) and has_checkpoints():
+        if (
+            default is None
+            and isinstance(self.backend, BackendCheckpoints)
+            and self.backend.has_checkpoints()
+        ):
             default = self.checkpointer()  # Postgres: another worker's checkpoints
         if default is not None and all(s is not default for s in savers):
             savers.append(default)
@@ -344,9 +363,7 @@ class MemoryStore:
                 try:
                     for thread in threads:
                         saver.delete_thread(thread)
-                    conn = getattr(saver, "conn", None)
-                    if isinstance(conn, sqlite3.Connection):
-                        conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+                    _truncate_wal(saver)
                 except sqlite3.Error as exc:
                     where = _saver_file(saver)
                     raise storage_error(exc, where, "deleting checkpoints from") from exc
@@ -441,9 +458,8 @@ class MemoryStore:
             if not dry_run:
                 for thread in gone:
                     saver.delete_thread(thread)
-                conn = getattr(saver, "conn", None)
-                if gone and isinstance(conn, sqlite3.Connection):
-                    conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+                if gone:
+                    _truncate_wal(saver)
             pruned += [t for t in gone if t not in pruned]
         if pruned:
             logger.info("%s checkpoints of %d threads without memory", self, len(pruned))
@@ -567,7 +583,8 @@ class MemoryStore:
         with self._lock:
             if self._closed:
                 return
-        self.backend.flush()  # type: ignore[attr-defined]
+        if isinstance(self.backend, Flushes):
+            self.backend.flush()
 
     def close(self) -> None:
         """Flush and close everything (the embedder's cache and the default
@@ -586,12 +603,11 @@ class MemoryStore:
         self.backend.close()
         with self._lock:
             default, self._default_checkpointer = self._default_checkpointer, None
-        conn = getattr(default, "conn", None)
-        if isinstance(conn, sqlite3.Connection):
+        conn = _sqlite_connection(default)
+        if conn is not None:
             conn.close()
-        close = getattr(self.embeddings, "close", None)
-        if self._owns_embeddings and close is not None:
-            close()
+        if self._owns_embeddings and isinstance(self.embeddings, Closes):
+            self.embeddings.close()
 
     def __enter__(self) -> MemoryStore:
         return self
@@ -616,7 +632,7 @@ def _saved(saver: Any, thread_id: str, ns: str, checkpoint_id: str) -> bool:
 def _checkpointed_before(saver: Any, thread_id: str, at: datetime) -> bool:
     """Whether ``saver`` holds a checkpoint of ``thread_id`` written before ``at``."""
     for item in saver.list({"configurable": {"thread_id": thread_id}}):
-        ts = (getattr(item, "checkpoint", None) or {}).get("ts")
+        ts = (item.checkpoint or {}).get("ts")
         try:
             written = datetime.fromisoformat(str(ts))
         except ValueError:
@@ -630,8 +646,8 @@ def _checkpointed_before(saver: Any, thread_id: str, at: datetime) -> bool:
 
 def _saver_file(saver: Any) -> str:
     """The file a SQLite checkpointer writes (for messages), else its class name."""
-    conn = getattr(saver, "conn", None)
-    if isinstance(conn, sqlite3.Connection):
+    conn = _sqlite_connection(saver)
+    if conn is not None:
         try:
             for _seq, name, file in conn.execute("PRAGMA database_list").fetchall():
                 if name == "main" and file:
@@ -699,19 +715,34 @@ class SweepReport:
 
 def _checkpoint_threads(saver: Any) -> set[str]:
     """Every thread id a LangGraph checkpointer holds."""
-    conn = getattr(saver, "conn", None)
-    if isinstance(conn, sqlite3.Connection):  # SqliteSaver: one query, not every checkpoint
+    from langgraph.checkpoint.memory import InMemorySaver
+
+    conn = _sqlite_connection(saver)
+    if conn is not None:  # SqliteSaver: one query, not every checkpoint
         with saver.lock:
             rows = conn.execute("SELECT DISTINCT thread_id FROM checkpoints").fetchall()
         return {str(r[0]) for r in rows}
-    storage = getattr(saver, "storage", None)
-    if isinstance(storage, dict):  # InMemorySaver
-        return {str(t) for t in storage}
+    if isinstance(saver, InMemorySaver):
+        return {str(t) for t in saver.storage}
     return {
         str(c.config["configurable"]["thread_id"])
         for c in saver.list(None)
         if c.config.get("configurable", {}).get("thread_id") is not None
     }
+
+
+def _sqlite_connection(saver: Any) -> sqlite3.Connection | None:
+    """The connection of LangGraph's ``SqliteSaver`` (``None`` for any other checkpointer)."""
+    from langgraph.checkpoint.sqlite import SqliteSaver
+
+    return saver.conn if isinstance(saver, SqliteSaver) else None
+
+
+def _truncate_wal(saver: Any) -> None:
+    """After deleting threads from a ``SqliteSaver``: overwrite its write-ahead log too."""
+    conn = _sqlite_connection(saver)
+    if conn is not None:
+        conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
 
 
 def _sqlite_saver(path: Path) -> Any:

@@ -11,6 +11,11 @@ in memory) and Postgres are siblings behind it;
 :mod:`langchain_tiered_memory.testing.conformance` is the one suite every
 backend passes.
 
+What a backend (or an embedder) can do beyond the protocol is a protocol of
+its own, checked with ``isinstance``: :class:`BackendCheckpoints` (LangGraph
+checkpoints in the backend's own database), :class:`Vacuums`,
+:class:`Flushes`, :class:`Closes` and :class:`EmbeddingCache`.
+
 Example:
     >>> RecordFilter("ana", kinds="fact").user_only
     False
@@ -38,6 +43,10 @@ __all__ = [
     "AuditEvent",
     "AuditKind",
     "AuditTrail",
+    "BackendCheckpoints",
+    "Closes",
+    "EmbeddingCache",
+    "Flushes",
     "LogCursor",
     "LoggedMessage",
     "MemoryBackend",
@@ -47,6 +56,7 @@ __all__ = [
     "StoreWithCheckpoints",
     "ThreadHead",
     "ThreadRead",
+    "Vacuums",
     "check_user",
 ]
 
@@ -574,4 +584,71 @@ class StoreWithCheckpoints(Store, Protocol):
         self, thread_id: str, config: Mapping[str, Any] | None = None, *, timeout: float = 10.0
     ) -> None:
         """Delete the thread from every checkpointer once its run's checkpoints are saved."""
+        ...
+
+
+# -- optional capabilities (checked with isinstance) -----------------------------------
+
+
+@runtime_checkable
+class BackendCheckpoints(Protocol):
+    """A backend that keeps LangGraph checkpoints in its own database (Postgres does):
+    the store's default checkpointer is then the backend's, and a forget from any
+    worker reaches checkpoints another worker wrote."""
+
+    def checkpointer(self) -> Any:
+        """A LangGraph checkpointer on the backend's database."""
+        ...
+
+    async def acheckpointer(self) -> Any:
+        """An async checkpointer on the backend's database, bound to the running loop."""
+        ...
+
+    def has_checkpoints(self) -> bool:
+        """Whether the database holds checkpoint tables (another worker may have made them)."""
+        ...
+
+
+@runtime_checkable
+class Vacuums(Protocol):
+    """A backend that can rewrite its data files, so freed bytes leave them."""
+
+    def vacuum(self, *, full: bool = False) -> None:
+        """Reclaim the space of deleted rows (``full``: rewrite every file)."""
+        ...
+
+
+@runtime_checkable
+class Flushes(Protocol):
+    """Something that keeps writes in memory for a while (access times, an index file)."""
+
+    def flush(self) -> None:
+        """Write them now, leaving everything open."""
+        ...
+
+
+@runtime_checkable
+class Closes(Protocol):
+    """Something that holds resources until it is closed (an embedder's cache file)."""
+
+    def close(self) -> None:
+        """Release them."""
+        ...
+
+
+@runtime_checkable
+class EmbeddingCache(Protocol):
+    """Embeddings that keep copies of what they embedded (a cache) and can drop them:
+    a forget removes the forgotten texts' vectors from it."""
+
+    def forget_texts(self, texts: Iterable[str]) -> int:
+        """Drop the cached vectors of these texts; returns how many were cached."""
+        ...
+
+    def cache_keys(self, texts: Iterable[str]) -> list[str]:
+        """The keys the cache keeps these texts under (to drop them later without the texts)."""
+        ...
+
+    def forget_cache_keys(self, keys: Iterable[str]) -> int:
+        """Drop the cached vectors under these keys; returns how many there were."""
         ...

@@ -63,13 +63,21 @@ from langchain_tiered_memory.records import (
 )
 from langchain_tiered_memory.storage.base import (
     AppendResult,
+    Flushes,
     LogCursor,
     ThreadHead,
     ThreadRead,
     check_user,
 )
 from langchain_tiered_memory.storage.codec import to_micros
-from langchain_tiered_memory.storage.sql import Database, Tx, facts_key, thread_key, user_key
+from langchain_tiered_memory.storage.sql import (
+    Database,
+    LoggedDatabase,
+    Tx,
+    facts_key,
+    thread_key,
+    user_key,
+)
 from langchain_tiered_memory.storage.sql.audit import AuditKind, AuditLog
 from langchain_tiered_memory.storage.sql.facts import FactLog
 from langchain_tiered_memory.storage.sql.forgets import ForgetIntent, ForgetLog
@@ -457,9 +465,8 @@ class SQLBackend:
 
     def _purge(self) -> None:
         """After a forget: overwrite what the database keeps of deleted rows (the WAL)."""
-        checkpoint = getattr(self.db, "checkpoint", None)
-        if checkpoint is not None:
-            checkpoint()
+        if isinstance(self.db, LoggedDatabase):
+            self.db.checkpoint()
 
     def expired_users(self, now: datetime) -> list[str]:
         """Users with a record or a fact version whose expiry has passed at ``now``."""
@@ -652,9 +659,8 @@ class SQLBackend:
     def flush(self) -> None:
         """Write what the record store keeps in memory (access times, a vector index
         file) without closing anything."""
-        flush = getattr(self.records, "flush", None) or getattr(self.records, "flush_access", None)
-        if flush is not None:
-            flush()
+        if isinstance(self.records, Flushes):
+            self.records.flush()
 
     def close(self) -> None:
         """Flush and close the record store and the database."""

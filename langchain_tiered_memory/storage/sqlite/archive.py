@@ -42,7 +42,7 @@ import numpy as np
 from langchain_core.embeddings import Embeddings
 
 from langchain_tiered_memory.records import MemoryRecord, RecordKind, turn_record
-from langchain_tiered_memory.storage.base import RecordFilter, check_user
+from langchain_tiered_memory.storage.base import EmbeddingCache, RecordFilter, check_user
 from langchain_tiered_memory.storage.codec import embeddings_id as codec_embeddings_id
 from langchain_tiered_memory.storage.codec import (
     encode_record,
@@ -1159,17 +1159,18 @@ class SQLiteArchive(BaseSQLiteArchive):
 
     def cache_keys(self, texts: Sequence[str]) -> list[str]:
         """The keys the embedder's disk cache keeps these texts' vectors under (digests)."""
-        keys = getattr(self.embeddings, "cache_keys", None)
-        return list(keys(texts)) if keys is not None and texts else []
+        cache = self.embeddings
+        return list(cache.cache_keys(texts)) if isinstance(cache, EmbeddingCache) and texts else []
 
     def _forget_texts(self, texts: Sequence[str], cache_keys: Sequence[str] = ()) -> None:
         """Drop the forgotten texts' vectors from the embedder's cache (memory and disk)."""
-        forget = getattr(self.embeddings, "forget_texts", None)
-        if forget is not None and texts:
-            forget(texts)
-        forget_keys = getattr(self.embeddings, "forget_cache_keys", None)
-        if forget_keys is not None and cache_keys:
-            forget_keys(cache_keys)
+        cache = self.embeddings
+        if not isinstance(cache, EmbeddingCache):
+            return
+        if texts:
+            cache.forget_texts(texts)
+        if cache_keys:
+            cache.forget_cache_keys(cache_keys)
 
     def _check_vectors(self, vectors: np.ndarray, expected: int) -> np.ndarray:
         if vectors.ndim != 2 or vectors.shape[0] != expected:
