@@ -42,7 +42,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
-from typing import Any, Protocol, runtime_checkable
+from typing import Any, Protocol, cast, runtime_checkable
 
 from langchain_core.embeddings import Embeddings
 
@@ -119,13 +119,23 @@ class MemoryStore:
         index_save_every: Rewrite the FAISS file every this many writes, or
             every ``ntotal // 64`` once the index is big (and on close); a
             file a crash left behind is caught up from SQLite on open.
+        backend: A ready backend instead of ``path``: any object with the
+            :class:`~langchain_tiered_memory.storage.base.MemoryBackend`
+            protocol - one of this package's, or your own, checked by
+            :mod:`langchain_tiered_memory.testing.conformance`. The store owns it
+            (closes it with itself). ``embeddings`` is then the embedder it
+            embeds with, for recall's query vectors (``None``: recall passes the
+            query text and the backend embeds it).
         **backend_options: Options of a Postgres backend (``pool_size``,
             ``pool_timeout``, ``ann_min_records``, ``retries``,
             ``vacuum_after_forget``: see
             :class:`~langchain_tiered_memory.storage.postgres.backend.PostgresBackend`).
 
     Raises:
-        ValueError: if the parent directory does not exist.
+        ValueError: if the parent directory does not exist, or for ``backend``
+            with a ``path``, ``vector_store``, backend options or an embedder name.
+        TypeError: for a ``backend`` without the ``MemoryBackend`` protocol
+            (the message names what it lacks).
         StorageDamagedError: if the database file is damaged (the message
             names it and says how to recover).
         StorageUnavailableError: if a Postgres server cannot be reached.
@@ -138,12 +148,15 @@ class MemoryStore:
         embeddings: Embeddings | str | None = None,
         vector_store: Any = None,
         index_save_every: int = 64,
+        backend: MemoryBackend | None = None,
         **backend_options: Any,
     ) -> None:
         self.path: Path | None = None
         #: The Postgres URL, for a Postgres store.
         self.url: str | None = None
-        if is_postgres_url(path):
+        if backend is not None:
+            _check_backend(backend, path, embeddings, vector_store, backend_options)
+        elif is_postgres_url(path):
             self.url = str(path)
         elif path is not None:
             self.path = Path(path).expanduser()
@@ -152,16 +165,18 @@ class MemoryStore:
                     f"Cannot create the data directory {self.path}: its parent does not exist."
                 )
             self.path.mkdir(exist_ok=True)
-        self.embeddings: Embeddings | None = (
-            None if vector_store is not None else self._embeddings(embeddings)
-        )
-        self.backend: MemoryBackend = open_backend(
-            self.url or self.path,
-            embeddings=self.embeddings,
-            vector_store=vector_store,
-            index_save_every=index_save_every,
-            **backend_options,
-        )
+        if backend is not None:
+            self.embeddings: Embeddings | None = cast(Embeddings | None, embeddings)
+            self.backend: MemoryBackend = backend
+        else:
+            self.embeddings = None if vector_store is not None else self._embeddings(embeddings)
+            self.backend = open_backend(
+                self.url or self.path,
+                embeddings=self.embeddings,
+                vector_store=vector_store,
+                index_save_every=index_save_every,
+                **backend_options,
+            )
         self._owns_embeddings = not isinstance(embeddings, Embeddings)
         self._checkpointers: list[Any] = []
         self._default_checkpointer: Any = None
@@ -685,6 +700,46 @@ def _close_open_stores() -> None:
             store.close()
         except Exception:  # at exit: log and go on with the others
             logger.exception("closing %r at exit failed", store)
+
+
+def _protocol_members(protocol: type) -> set[str]:
+    """The methods and attributes a protocol class asks for (its bases' too)."""
+    names: set[str] = set()
+    for cls in protocol.__mro__:
+        if getattr(cls, "_is_protocol", False) and cls is not Protocol:
+            names |= {n for n in vars(cls) if not n.startswith("_")}
+            names |= {n for n in getattr(cls, "__annotations__", {}) if not n.startswith("_")}
+    return names
+
+
+def _check_backend(
+    backend: object,
+    path: object,
+    embeddings: object,
+    vector_store: object,
+    options: dict[str, Any],
+) -> None:
+    """Refuse a ``backend=`` that is not a backend, or arguments that would build another."""
+    given = [
+        name
+        for name, value in (("a path", path), ("vector_store", vector_store))
+        if value is not None
+    ] + sorted(options)
+    if given:
+        raise ValueError(
+            f"backend= is the whole backend; {', '.join(given)} would build another (pass "
+            "them to the backend you built)"
+        )
+    if embeddings is not None and not isinstance(embeddings, Embeddings):
+        raise ValueError(
+            "with backend=, embeddings= is the Embeddings object the backend embeds with (or "
+            f"None), not {embeddings!r}"
+        )
+    missing = sorted(n for n in _protocol_members(MemoryBackend) if not hasattr(backend, n))
+    if missing:
+        raise TypeError(
+            f"{type(backend).__name__} is not a MemoryBackend: it has no {', '.join(missing)}"
+        )
 
 
 def _private_store() -> MemoryStore:
