@@ -35,7 +35,6 @@ Example:
 from __future__ import annotations
 
 import asyncio
-import bisect
 import logging
 import threading
 from collections.abc import Callable, Sequence
@@ -62,12 +61,11 @@ from langchain_tiered_memory.recall.gate import (
     decide_recall,
     gate_from,
 )
+from langchain_tiered_memory.recall.prompt import recall_for_prompt
 from langchain_tiered_memory.records import MemoryRecord
 from langchain_tiered_memory.storage.base import (
     AuditKind,
     AuditTrail,
-    LogCursor,
-    LoggedMessage,
     RecordStore,
     Store,
     ThreadHead,
@@ -76,12 +74,10 @@ from langchain_tiered_memory.storage.errors import StorageError
 from langchain_tiered_memory.tiers.buffer import (
     BufferState,
     CompressionEvent,
-    CompressionResult,
     CompressionTriggers,
-    compress,
-    summary_cost,
     turn_tokens,
 )
+from langchain_tiered_memory.tiers.compression import compress_and_commit
 from langchain_tiered_memory.tiers.core import CoreFact, CoreMemory, FactUpdate
 from langchain_tiered_memory.tiers.summarize import Summarizer, summarizer_from
 from langchain_tiered_memory.tiers.turns import (
@@ -91,6 +87,7 @@ from langchain_tiered_memory.tiers.turns import (
     clean_text,
     message_text,
 )
+from langchain_tiered_memory.tiers.window import ThreadWindow
 from langchain_tiered_memory.write.consolidation import Reflector
 from langchain_tiered_memory.write.writer import (
     Extractor,
@@ -122,107 +119,6 @@ def _latest_user_text(state: BufferState) -> str:
             if isinstance(message, HumanMessage):
                 return message_text(message)
     return ""
-
-
-class _ThreadCopy:
-    """A view's copy of a thread's buffer window, caught up from the turn log.
-
-    Everything is kept incrementally - turns in order, their token total,
-    the tokens that arrived since the last compression - so catching up
-    after an add costs what was added, not the size of the buffer. Token
-    counts are the view's own (its counter), so views with different models
-    can share a thread.
-    """
-
-    def __init__(self, counter: Any) -> None:
-        self.counter = counter
-        self.head: ThreadHead | None = None
-        self.cursor: LogCursor | None = None
-        self.reset()
-
-    def reset(self) -> None:
-        self.log: dict[int, list[LoggedMessage]] = {}
-        self.order: list[int] = []  # turn indices, ascending
-        self.turns: list[Turn] = []  # the turns, in that order
-        self.message_tokens: dict[int, int] = {}  # seq -> tokens
-        self._new: tuple[int, int] = (-1, 0)  # (compress_seq, tokens of messages after it)
-        self._total: tuple[int, int] = (-1, 0)  # (buffer_start, tokens of turns from it)
-        self._state: BufferState | None = None
-        self._state_head: ThreadHead | None = None
-        self._summary: tuple[str, int, int] = ("", -1, 0)
-
-    def apply(self, messages: Sequence[LoggedMessage]) -> None:
-        if not messages:
-            return
-        dirty: dict[int, None] = {}
-        since, new = self._new
-        for logged in messages:
-            self.log.setdefault(logged.turn, []).append(logged)
-            dirty[logged.turn] = None
-            tokens = turn_tokens([logged.message], self.counter)
-            self.message_tokens[logged.seq] = tokens
-            if logged.seq > since:
-                new += tokens
-        self._new = (since, new)
-        start, total = self._total
-        for index in dirty:
-            rows = self.log[index]
-            msgs = tuple(m.message for m in rows)
-            turn = Turn(index, msgs, turn_tokens(msgs, self.counter), rows[0].at)
-            at = bisect.bisect_left(self.order, index)
-            if at < len(self.order) and self.order[at] == index:
-                old = self.turns[at]
-                self.turns[at] = turn
-                if index >= start:
-                    total += turn.tokens - old.tokens
-            else:
-                self.order.insert(at, index)
-                self.turns.insert(at, turn)
-                if index >= start:
-                    total += turn.tokens
-        self._total = (start, total)
-        self._state = None
-
-    def trim(self, start: int) -> None:
-        cut = bisect.bisect_left(self.order, start)
-        if not cut:
-            return
-        for index in self.order[:cut]:
-            for logged in self.log.pop(index):
-                self.message_tokens.pop(logged.seq, None)
-        del self.order[:cut], self.turns[:cut]
-        self._new = (-1, 0)  # recounted by the next state()
-        self._total = (-1, 0)
-        self._state = None
-
-    def state(self) -> BufferState:
-        head = self.head
-        assert head is not None
-        if self._state is not None and self._state_head == head:
-            return self._state
-        if self._new[0] != head.compress_seq:  # a compression moved the mark: recount
-            since = head.compress_seq
-            self._new = (since, sum(t for s, t in self.message_tokens.items() if s > since))
-        first = bisect.bisect_left(self.order, head.buffer_start)
-        if self._total[0] != head.buffer_start:
-            self._total = (head.buffer_start, sum(t.tokens for t in self.turns[first:]))
-        lo = bisect.bisect_right(self.order, head.summarized_through)
-        if (head.summary, head.summarized_through) != self._summary[:2]:
-            cost = summary_cost(head.summary, head.summarized_through, self.counter)
-            self._summary = (head.summary, head.summarized_through, cost)
-        state = BufferState(
-            summary=head.summary,
-            summary_tokens=self._summary[2],
-            summarized_through=head.summarized_through,
-            turns=tuple(self.turns[first:]),
-            unsummarized=tuple(self.turns[lo:first]),
-            new_tokens=self._new[1],
-            next_index=head.next_turn,
-            failures=head.failures,
-        )
-        state.__dict__["turn_tokens"] = self._total[1]  # the cached sum, kept incrementally
-        self._state, self._state_head = state, head
-        return state
 
 
 class TieredMemory:
@@ -330,7 +226,7 @@ class TieredMemory:
         self.events: list[CompressionEvent] = []
         self.last_gate: GateDecision | None = None
         self._lock = threading.RLock()
-        self._copy = _ThreadCopy(self.counter)
+        self._copy = ThreadWindow(self.counter)
         extractor = extractor_from(extractor)
         core = CoreMemory(store=self.backend, user_id=self.user_id, thread_id=self.thread_id)
         self.writer = MemoryWriter(core, extractor=extractor, batch_turns=extract_every)
@@ -677,89 +573,23 @@ class TieredMemory:
 
     def _compress(self, *, force: bool) -> list[CompressionEvent]:
         """Compress if due (or ``force``), committing the result as one write."""
-        state = self._state
         head = self.head
-        evicted: list[Turn] = []
-        result = compress(
-            state,
+        done = compress_and_commit(
+            self.backend,
+            self._state,
+            head,
+            seen=self._copy.cursor.seq if self._copy.cursor else 0,
             cap=self.buffer_cap,
             triggers=self.triggers,
             summarizer=self.summarizer,
-            archive=evicted.extend,
             counter=self.counter,
             force=force,
         )
-        return self._commit(head, result, evicted)
-
-    def _commit(
-        self, head: ThreadHead, result: CompressionResult, evicted: Sequence[Turn]
-    ) -> list[CompressionEvent]:
-        event = result.event
-        if event is None:
-            return []
-        seen = self._copy.cursor.seq if self._copy.cursor else 0
-        audit = {
-            "result": event.kind,
-            "trigger": event.trigger,
-            "tokens_before": event.tokens_before,
-            "tokens_after": event.tokens_after,
-            "turns": list(event.evicted_turns),
-            "error": event.error,
-        }
-        new = result.state
-        if event.kind in ("compression", "page_out_unsummarized"):
-            try:
-                committed = self.backend.commit_compression(
-                    head,
-                    evicted=evicted,
-                    summary=new.summary,
-                    summarized_through=new.summarized_through,
-                    buffer_start=new.turns[0].index if new.turns else new.next_index,
-                    compress_seq=seen,
-                    failures=new.failures,
-                    audit=audit,
-                )
-            except Exception as exc:  # noqa: BLE001 - a failing archive must not lose turns
-                # nothing changed (the commit is one transaction); retried later
-                logger.error(
-                    "archiving turns %s failed (%r); buffer left unchanged",
-                    list(event.evicted_turns),
-                    exc,
-                )
-                event = CompressionEvent(
-                    "archive_failed",
-                    event.trigger,
-                    event.tokens_before,
-                    event.tokens_before,
-                    (),
-                    self._state.summary_tokens,
-                    repr(exc),
-                )
-                self._note_attempt(head, seen, self._state.failures, event, audit)
-                return self._emit(event)
-            if committed is None:  # another view compressed these turns meanwhile
-                self._refresh()
-                return []
-        else:
-            self._note_attempt(head, seen, new.failures, event, audit)
-            return self._emit(event)
-        self._moved(committed)
-        return self._emit(event)
-
-    def _note_attempt(
-        self,
-        head: ThreadHead,
-        seen: int,
-        failures: int,
-        event: CompressionEvent,
-        audit: dict[str, Any],
-    ) -> None:
-        try:
-            self.backend.note_compression_attempt(head, compress_seq=seen, failures=failures)
-        except StorageError:
-            logger.exception("could not record the failed compression attempt")
-        self._audit("error", **{**audit, "result": event.kind, "error": event.error})
-        self._refresh()
+        if done.head is None:  # the window moved under us, or a failed attempt was noted
+            self._refresh()
+        elif done.head is not head:
+            self._moved(done.head)
+        return [] if done.event is None else self._emit(done.event)
 
     def _emit(self, event: CompressionEvent) -> list[CompressionEvent]:
         self.events.append(event)
@@ -831,29 +661,16 @@ class TieredMemory:
         payload of their ``recall`` audit event (``None``: nothing was searched)."""
         if not query.strip():
             return [], None
-        from langchain_tiered_memory.recall.hybrid import Recaller, to_recalled_memories
-
-        recaller = Recaller(self.archive, self.store.embeddings, k=k or self.recall_k)
-        buffered = {f"turn:{t.index}" for t in state.turns}
-        hits = [
-            hit
-            for hit in recaller.recall(query, user_id=self.user_id, k=(k or self.recall_k) + 4)
-            if not (hit.record.thread_id == self.thread_id and set(hit.record.sources) & buffered)
-            and not hit.record.metadata.get("superseded")
-        ][: k or self.recall_k]
-        event = {
-            "query": query,
-            "gate": self.last_gate.to_dict() if self.last_gate else None,
-            "results": [
-                {
-                    "id": h.record.id,
-                    "score": round(h.score, 4),
-                    "parts": {p: round(v, 4) for p, v in h.parts.items()},
-                }
-                for h in hits
-            ],
-        }
-        return to_recalled_memories(hits), event
+        return recall_for_prompt(
+            self.archive,
+            self.store.embeddings,
+            query,
+            user_id=self.user_id,
+            thread_id=self.thread_id,
+            buffered=[t.index for t in state.turns],
+            k=k or self.recall_k,
+            gate=self.last_gate,
+        )
 
     # -- reading -------------------------------------------------------------
 

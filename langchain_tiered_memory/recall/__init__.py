@@ -3,5 +3,6 @@
 * :mod:`.gate` - whether a message needs memory at all, with a reason;
 * :mod:`.hybrid` - :class:`~.hybrid.Recaller`: dense + keyword candidates
   scored with relevance, recency and importance;
+* :mod:`.prompt` - what one prompt recalls (what it does not carry already) and its audit event;
 * :mod:`.time_expressions` - date windows read from a question.
 """
