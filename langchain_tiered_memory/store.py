@@ -49,7 +49,7 @@ from langchain_core.embeddings import Embeddings
 from langchain_tiered_memory.expiry import utc
 from langchain_tiered_memory.ids import check_id
 from langchain_tiered_memory.memory import TieredMemory
-from langchain_tiered_memory.storage import open_backend
+from langchain_tiered_memory.storage import open_backend, stored_embeddings
 from langchain_tiered_memory.storage.base import (
     AuditTrail,
     BackendCheckpoints,
@@ -59,9 +59,7 @@ from langchain_tiered_memory.storage.base import (
     RecordStore,
 )
 from langchain_tiered_memory.storage.errors import StorageError
-from langchain_tiered_memory.storage.postgres.db import is_postgres_url
-from langchain_tiered_memory.storage.sqlite.archive import stored_embeddings_id
-from langchain_tiered_memory.storage.sqlite.backend import ARCHIVE_FILE
+from langchain_tiered_memory.storage.postgres.db import is_postgres_url, redact_url
 from langchain_tiered_memory.storage.sqlite.db import storage_error
 from langchain_tiered_memory.tiers.core import CoreMemory
 
@@ -205,15 +203,10 @@ class MemoryStore:
             return None
         if embeddings is None and (self.path is not None or self.url is not None):
             # an existing directory or database keeps the local embedder it was built with
-            if self.url is not None:
-                from langchain_tiered_memory.storage import postgres_backend_module
-
-                built_with = embedder_name(postgres_backend_module().stored_embeddings_id(self.url))
-            else:
-                assert self.path is not None
-                built_with = embedder_name(stored_embeddings_id(self.path / ARCHIVE_FILE))
+            built_with = embedder_name(stored_embeddings(self.url or self.path))
             if built_with is not None and built_with != DEFAULT_EMBEDDER:
-                logger.info("%s was built with the %r embedder; using it", self.path, built_with)
+                where = redact_url(self.url) if self.url else self.path
+                logger.info("%s was built with the %r embedder; using it", where, built_with)
             embeddings = built_with
         cache = self.path / EMBEDDINGS_CACHE_FILE if self.path is not None else None
         return default_embeddings(embeddings, cache_path=cache)
