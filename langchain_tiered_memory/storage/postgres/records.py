@@ -114,7 +114,7 @@ def record_insert_sql(*, with_rid: bool = False) -> str:
 _INSERT = record_insert_sql()
 
 #: A row the shared forget code handles: ``(rid, record id, text)``.
-Row = tuple[int, str, str]
+Row = Sequence[Any]
 
 
 @dataclass(frozen=True)

@@ -65,6 +65,7 @@ from langchain_tiered_memory.storage.base import (
     AppendResult,
     Flushes,
     LogCursor,
+    RecordStore,
     ThreadHead,
     ThreadRead,
     check_user,
@@ -119,11 +120,11 @@ class RecordWriter(Protocol):
 
     def find_rows(
         self, tx: Any, user_id: str, *, ids: Sequence[str] | None = None, kinds: Sequence[str] = ()
-    ) -> list[tuple[Row, MemoryRecord]]:
+    ) -> Sequence[tuple[Row, MemoryRecord]]:
         """A user's rows (by id, or of some kinds, or all), with their records."""
         ...
 
-    def user_rows(self, tx: Any, user_id: str, *, thread_id: str | None = None) -> list[Row]:
+    def user_rows(self, tx: Any, user_id: str, *, thread_id: str | None = None) -> Sequence[Row]:
         """Every row of a user (or of one of their threads)."""
         ...
 
@@ -159,6 +160,10 @@ class RecordWriter(Protocol):
         ...
 
 
+class SQLRecordStore(RecordStore, RecordWriter, Protocol):
+    """A dialect's record store: the archive's public API and what the shared operations use."""
+
+
 def _summary_through(record: MemoryRecord) -> int:
     """The newest turn a summary record carries (every one before it too)."""
     through = record.metadata.get("through")
@@ -181,7 +186,7 @@ class SQLBackend:
         where: Where it lives, for messages.
     """
 
-    def __init__(self, db: Database, records: Any, *, where: str) -> None:
+    def __init__(self, db: Database, records: SQLRecordStore, *, where: str) -> None:
         self.db = db
         self.where = where
         self.records = records
@@ -601,7 +606,7 @@ class SQLBackend:
             with self.db.write() as tx:
                 self.db.lock_key(tx, user_key(user_id), shared=True)
                 self.db.lock_key(tx, thread_key(user_id, thread_id))
-                rows = self.records.user_rows(tx, user_id, thread_id=thread_id)
+                rows = list(self.records.user_rows(tx, user_id, thread_id=thread_id))
                 intent = self._open_intent(tx, user_id, rows, threads=[thread_id], whole_user=False)
                 self.threads_log.delete_thread(tx, user_id, thread_id)
                 self.records.forget_rows(tx, user_id, rows, whole_user=False)
@@ -619,7 +624,7 @@ class SQLBackend:
         def commit() -> tuple[ForgetIntent, list[Row]]:
             with self.db.write() as tx:
                 self.db.lock_key(tx, user_key(user_id))
-                rows = self.records.user_rows(tx, user_id)
+                rows = list(self.records.user_rows(tx, user_id))
                 threads = self.threads_log.user_threads(tx, user_id)
                 intent = self._open_intent(tx, user_id, rows, threads=threads, whole_user=True)
                 self.records.forget_rows(tx, user_id, rows, whole_user=True)
