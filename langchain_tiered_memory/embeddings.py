@@ -20,43 +20,15 @@ never embed the same text twice (an in-process LRU keyed by text plus an
 optional SQLite cache keyed by model and ``sha256(text)``), and return
 L2-normalised float32 vectors as lists of floats.
 
-The default (:data:`DEFAULT_EMBEDDER`) was chosen by measurement with
-``python -m tiered_memory_bench.embedders`` on 2 cores (AMD EPYC, AVX2, no VNNI), LoCoMo
-(6 conversations, 883 questions of categories 1-4):
-
-| embedder | turns: recall@5 / @10 | ~1,000-char chunks: recall@1 / @3 |
-| --- | --- | --- |
-| `e5` (max 512 tokens) | 0.451 / 0.536 | 0.428 / 0.609 |
-| `e5` (max 256 tokens) | same (no turn exceeds 128) | 0.431 / 0.619 |
-| `minilm` (max 256 tokens) | 0.400 / 0.484 | 0.268 / 0.433 |
-| `minilm` (max 128 tokens) | same | 0.268 / 0.400 |
-| `wordllama` (256 dims, no limit) | 0.358 / 0.423 | 0.318 / 0.490 |
-| `wordllama` (128 dims) | 0.330 / 0.405 | 0.286 / 0.448 |
-
-Throughput on a quiet machine, ~1,000-character turns/s and short
-sentences/s: ``minilm`` 12 and ~300 at 256 tokens, 27 at 128, 38 at 96 and
-**70 at 64 tokens** (MiniLM-L6 is compute-bound on 2 cores, ~23 MFLOP per
-token); ``e5`` 2.6 and ~37-65; ``wordllama`` (a table lookup and a mean)
-~1,400 and ~19,000.
-
-What reaches the prompt is the hybrid recall (``tiered-memory bench
-retrieval``: dense + FTS5 keyword + recency, importance, speaker and session
-signals). There the embedder matters less, since names, dates and rare words
-are found by keyword. LoCoMo recall@5 / @10 (targets 0.65 / 0.75):
-
-| embedder | hybrid recall@5 / @10 | long turns/s |
-| --- | --- | --- |
-| `e5` | 0.672 / 0.765 | 2.6 |
-| `minilm` (256 tokens) | 0.660 / 0.760 | 12 |
-| `minilm` (64 tokens, **the default**) | 0.663 / 0.758 | 70 |
-| `wordllama` | 0.611 / 0.720 | 1,400 |
-
-The default is therefore ``minilm`` cut at 64 tokens: it keeps recall and
-ingests long turns at over 50/s. The dense vector of a long turn covers its
-first 64 tokens (about 250 characters); the keyword index holds the whole
-text. ``e5`` is the multilingual choice (Chinese and about 100 other
-languages) and recalls slightly better, ~25x slower; ``wordllama`` is for
-bulk English ingestion when speed matters most.
+The default (:data:`DEFAULT_EMBEDDER`) was chosen by measurement: ``minilm``
+cut at 64 tokens keeps LoCoMo's hybrid recall (0.663 / 0.758 at 5 / 10,
+beside 0.672 / 0.765 for ``e5``) and ingests long turns about 25 times
+faster than ``e5``. A long turn's dense vector covers its first 64 tokens;
+the keyword index holds the whole text. ``e5`` is the multilingual choice
+(Chinese and about 100 other languages); ``wordllama`` is for bulk English
+ingestion when speed matters most. The measurements (each embedder alone and
+in the hybrid recall, on turns and chunks, and their throughput) are in the
+documentation's "What the benchmarks found" (``docs/explanation/benchmarks.md``).
 
 Example:
     >>> emb = default_embeddings("minilm")

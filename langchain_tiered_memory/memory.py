@@ -12,6 +12,11 @@ of views of one thread - threads, objects, processes - see each other's
 turns and facts, and a forget is honoured by every view. Without a ``store``
 a view gets a private in-memory one (recall by keywords only).
 
+A view needs of its store only the small :class:`~langchain_tiered_memory.storage.base.Store`
+protocol - the backend, the embedder, the store-wide forget - and reaches
+storage through the backend alone; this module never imports
+:mod:`langchain_tiered_memory.store`.
+
 Example:
     >>> from langchain_core.messages import AIMessage, HumanMessage
     >>> memory = TieredMemory(model="gpt-4o-mini", context_window=4096,
@@ -30,13 +35,12 @@ Example:
 from __future__ import annotations
 
 import asyncio
-import bisect
 import logging
 import threading
 from collections.abc import Callable, Sequence
 from dataclasses import replace
 from datetime import datetime
-from typing import TYPE_CHECKING, Any, Literal
+from typing import Any, ClassVar, Literal
 
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import BaseMessage, HumanMessage, SystemMessage, convert_to_messages
@@ -57,18 +61,23 @@ from langchain_tiered_memory.recall.gate import (
     decide_recall,
     gate_from,
 )
+from langchain_tiered_memory.recall.prompt import recall_for_prompt
 from langchain_tiered_memory.records import MemoryRecord
-from langchain_tiered_memory.storage.base import LogCursor, LoggedMessage, ThreadHead
+from langchain_tiered_memory.storage.base import (
+    AuditKind,
+    AuditTrail,
+    RecordStore,
+    Store,
+    ThreadHead,
+)
 from langchain_tiered_memory.storage.errors import StorageError
 from langchain_tiered_memory.tiers.buffer import (
     BufferState,
     CompressionEvent,
-    CompressionResult,
     CompressionTriggers,
-    compress,
-    summary_cost,
     turn_tokens,
 )
+from langchain_tiered_memory.tiers.compression import compress_and_commit
 from langchain_tiered_memory.tiers.core import CoreFact, CoreMemory, FactUpdate
 from langchain_tiered_memory.tiers.summarize import Summarizer, summarizer_from
 from langchain_tiered_memory.tiers.turns import (
@@ -78,6 +87,7 @@ from langchain_tiered_memory.tiers.turns import (
     clean_text,
     message_text,
 )
+from langchain_tiered_memory.tiers.window import ThreadWindow
 from langchain_tiered_memory.write.consolidation import Reflector
 from langchain_tiered_memory.write.writer import (
     Extractor,
@@ -85,9 +95,6 @@ from langchain_tiered_memory.write.writer import (
     WriteResult,
     extractor_from,
 )
-
-if TYPE_CHECKING:
-    from langchain_tiered_memory.store import MemoryStore
 
 logger = logging.getLogger(__name__)
 
@@ -105,105 +112,13 @@ FORGOTTEN_REQUEST = (
 )
 
 
-class _ThreadCopy:
-    """A view's copy of a thread's buffer window, caught up from the turn log.
-
-    Everything is kept incrementally - turns in order, their token total,
-    the tokens that arrived since the last compression - so catching up
-    after an add costs what was added, not the size of the buffer. Token
-    counts are the view's own (its counter), so views with different models
-    can share a thread.
-    """
-
-    def __init__(self, counter: Any) -> None:
-        self.counter = counter
-        self.head: ThreadHead | None = None
-        self.cursor: LogCursor | None = None
-        self.reset()
-
-    def reset(self) -> None:
-        self.log: dict[int, list[LoggedMessage]] = {}
-        self.order: list[int] = []  # turn indices, ascending
-        self.turns: list[Turn] = []  # the turns, in that order
-        self.message_tokens: dict[int, int] = {}  # seq -> tokens
-        self._new: tuple[int, int] = (-1, 0)  # (compress_seq, tokens of messages after it)
-        self._total: tuple[int, int] = (-1, 0)  # (buffer_start, tokens of turns from it)
-        self._state: BufferState | None = None
-        self._state_head: ThreadHead | None = None
-        self._summary: tuple[str, int, int] = ("", -1, 0)
-
-    def apply(self, messages: Sequence[LoggedMessage]) -> None:
-        if not messages:
-            return
-        dirty: dict[int, None] = {}
-        since, new = self._new
-        for logged in messages:
-            self.log.setdefault(logged.turn, []).append(logged)
-            dirty[logged.turn] = None
-            tokens = turn_tokens([logged.message], self.counter)
-            self.message_tokens[logged.seq] = tokens
-            if logged.seq > since:
-                new += tokens
-        self._new = (since, new)
-        start, total = self._total
-        for index in dirty:
-            rows = self.log[index]
-            msgs = tuple(m.message for m in rows)
-            turn = Turn(index, msgs, turn_tokens(msgs, self.counter), rows[0].at)
-            at = bisect.bisect_left(self.order, index)
-            if at < len(self.order) and self.order[at] == index:
-                old = self.turns[at]
-                self.turns[at] = turn
-                if index >= start:
-                    total += turn.tokens - old.tokens
-            else:
-                self.order.insert(at, index)
-                self.turns.insert(at, turn)
-                if index >= start:
-                    total += turn.tokens
-        self._total = (start, total)
-        self._state = None
-
-    def trim(self, start: int) -> None:
-        cut = bisect.bisect_left(self.order, start)
-        if not cut:
-            return
-        for index in self.order[:cut]:
-            for logged in self.log.pop(index):
-                self.message_tokens.pop(logged.seq, None)
-        del self.order[:cut], self.turns[:cut]
-        self._new = (-1, 0)  # recounted by the next state()
-        self._total = (-1, 0)
-        self._state = None
-
-    def state(self) -> BufferState:
-        head = self.head
-        assert head is not None
-        if self._state is not None and self._state_head == head:
-            return self._state
-        if self._new[0] != head.compress_seq:  # a compression moved the mark: recount
-            since = head.compress_seq
-            self._new = (since, sum(t for s, t in self.message_tokens.items() if s > since))
-        first = bisect.bisect_left(self.order, head.buffer_start)
-        if self._total[0] != head.buffer_start:
-            self._total = (head.buffer_start, sum(t.tokens for t in self.turns[first:]))
-        lo = bisect.bisect_right(self.order, head.summarized_through)
-        if (head.summary, head.summarized_through) != self._summary[:2]:
-            cost = summary_cost(head.summary, head.summarized_through, self.counter)
-            self._summary = (head.summary, head.summarized_through, cost)
-        state = BufferState(
-            summary=head.summary,
-            summary_tokens=self._summary[2],
-            summarized_through=head.summarized_through,
-            turns=tuple(self.turns[first:]),
-            unsummarized=tuple(self.turns[lo:first]),
-            new_tokens=self._new[1],
-            next_index=head.next_turn,
-            failures=head.failures,
-        )
-        state.__dict__["turn_tokens"] = self._total[1]  # the cached sum, kept incrementally
-        self._state, self._state_head = state, head
-        return state
+def _latest_user_text(state: BufferState) -> str:
+    """Text of the newest human message of ``state``'s buffer (``""`` if none)."""
+    for turn in reversed(state.turns):
+        for message in reversed(turn.messages):
+            if isinstance(message, HumanMessage):
+                return message_text(message)
+    return ""
 
 
 class TieredMemory:
@@ -225,8 +140,11 @@ class TieredMemory:
         summarizer: A :class:`Summarizer`, a chat model, or ``None`` (extractive).
         triggers: Compression triggers.
         on_event: Called with every compression event.
-        store: Where the memory lives (default: a private in-memory store
-            with keyword recall).
+        store: Where the memory lives: a
+            :class:`~langchain_tiered_memory.store.MemoryStore`, or anything with
+            the :class:`~langchain_tiered_memory.storage.base.Store` protocol
+            (default: a private in-memory store with keyword recall, made by
+            :attr:`private_store`).
         user_id: Whose memory (every read and write is filtered by it).
         thread_id: Which conversation.
         extractor: Fact extractor: rule-based (default), a chat model
@@ -247,6 +165,11 @@ class TieredMemory:
             system prompt larger than its section.
     """
 
+    #: Makes the store of a memory created without one. :mod:`langchain_tiered_memory.store`
+    #: sets it, when imported, to a private in-memory ``MemoryStore`` with keyword recall
+    #: (the package imports that module first); this module knows only the ``Store`` protocol.
+    private_store: ClassVar[Callable[[], Store] | None] = None
+
     def __init__(
         self,
         *,
@@ -260,7 +183,7 @@ class TieredMemory:
         summarizer: Summarizer | BaseChatModel | str | None = None,
         triggers: CompressionTriggers | None = None,
         on_event: Callable[[CompressionEvent], None] | None = None,
-        store: MemoryStore | None = None,
+        store: Store | None = None,
         user_id: str = "default",
         thread_id: str = "default",
         extractor: Extractor | BaseChatModel | str | None = None,
@@ -289,9 +212,10 @@ class TieredMemory:
         self.on_event = on_event
         self.tools_tokens = tools_tokens
         if store is None:
-            from langchain_tiered_memory.store import NO_EMBEDDINGS, MemoryStore
-
-            store = MemoryStore(embeddings=NO_EMBEDDINGS)
+            make = TieredMemory.private_store
+            if make is None:  # pragma: no cover - the package imports store.py first
+                raise RuntimeError("no private store: import langchain_tiered_memory first")
+            store = make()
         self.store = store
         self.backend = store.backend
         self.gate = gate
@@ -302,7 +226,7 @@ class TieredMemory:
         self.events: list[CompressionEvent] = []
         self.last_gate: GateDecision | None = None
         self._lock = threading.RLock()
-        self._copy = _ThreadCopy(self.counter)
+        self._copy = ThreadWindow(self.counter)
         extractor = extractor_from(extractor)
         core = CoreMemory(store=self.backend, user_id=self.user_id, thread_id=self.thread_id)
         self.writer = MemoryWriter(core, extractor=extractor, batch_turns=extract_every)
@@ -334,6 +258,15 @@ class TieredMemory:
             self._state = copy.state()
             return self._state
 
+    def _moved(self, head: ThreadHead) -> None:
+        """Take the head a write of this view committed (the backend returns it as written:
+        no read). Messages others appended meanwhile come with the next read."""
+        copy = self._copy
+        copy.trim(head.window_start)
+        copy.head = head
+        copy.cursor = head.cursor
+        self._state = copy.state()
+
     @property
     def head(self) -> ThreadHead:
         """The thread's head as last read from the store."""
@@ -353,9 +286,14 @@ class TieredMemory:
         return self.writer.core
 
     @property
-    def archive(self) -> Any:
+    def archive(self) -> RecordStore:
         """The store's archive (records of every kind, searched per user)."""
-        return self.store.archive
+        return self.backend.records
+
+    @property
+    def audit(self) -> AuditTrail:
+        """The store's audit log."""
+        return self.backend.audit
 
     @property
     def system_prompt(self) -> str:
@@ -397,11 +335,15 @@ class TieredMemory:
         """Every buffered message, oldest first (the summary not included)."""
         return [m for turn in self._refresh().turns for m in turn.messages]
 
-    def _audit(self, kind: Any, **payload: Any) -> None:
+    def _audit(self, kind: AuditKind, **payload: Any) -> None:
+        self._audit_all([(kind, payload)])
+
+    def _audit_all(self, events: Sequence[tuple[AuditKind, dict[str, Any]]]) -> None:
+        """Write audit events in one transaction; a failure is logged, never raised."""
         try:
-            self.store.audit.record(kind, user_id=self.user_id, thread_id=self.thread_id, **payload)
+            self.audit.record_all(events, user_id=self.user_id, thread_id=self.thread_id)
         except StorageError:
-            logger.exception("could not write the %s audit event", kind)
+            logger.exception("could not write the %s audit events", [k for k, _ in events])
 
     # -- writing -------------------------------------------------------------
 
@@ -592,8 +534,11 @@ class TieredMemory:
         result = self.writer.extract(pending, flush=flush)
         self._apply_writes(result)
         if result.extracted:
-            self.backend.advance_extraction(head, max(t.index for t in pending))
-            self._refresh()
+            advanced = self.backend.advance_extraction(head, max(t.index for t in pending))
+            if advanced is None:  # another view moved the watermark: read where it is
+                self._refresh()
+            else:
+                self._moved(advanced)
 
     def _apply_writes(self, result: WriteResult) -> None:
         possible = [
@@ -615,102 +560,36 @@ class TieredMemory:
             for f in result.possible
         ]
         if possible:
-            self.store.archive.add(possible)
+            self.archive.add(possible)
         if self.reflector is not None:
             from langchain_tiered_memory.records import fact_record
 
             written = [fact_record(self.user_id, u.fact) for u in result.promoted] + possible
             observations = self.reflector.observe(written)
             if observations:
-                self.store.archive.add(observations)
+                self.archive.add(observations)
 
     # -- compression -------------------------------------------------------------
 
     def _compress(self, *, force: bool) -> list[CompressionEvent]:
         """Compress if due (or ``force``), committing the result as one write."""
-        state = self._state
         head = self.head
-        evicted: list[Turn] = []
-        result = compress(
-            state,
+        done = compress_and_commit(
+            self.backend,
+            self._state,
+            head,
+            seen=self._copy.cursor.seq if self._copy.cursor else 0,
             cap=self.buffer_cap,
             triggers=self.triggers,
             summarizer=self.summarizer,
-            archive=evicted.extend,
             counter=self.counter,
             force=force,
         )
-        return self._commit(head, result, evicted)
-
-    def _commit(
-        self, head: ThreadHead, result: CompressionResult, evicted: Sequence[Turn]
-    ) -> list[CompressionEvent]:
-        event = result.event
-        if event is None:
-            return []
-        seen = self._copy.cursor.seq if self._copy.cursor else 0
-        audit = {
-            "result": event.kind,
-            "trigger": event.trigger,
-            "tokens_before": event.tokens_before,
-            "tokens_after": event.tokens_after,
-            "turns": list(event.evicted_turns),
-            "error": event.error,
-        }
-        new = result.state
-        if event.kind in ("compression", "page_out_unsummarized"):
-            try:
-                committed = self.backend.commit_compression(
-                    head,
-                    evicted=evicted,
-                    summary=new.summary,
-                    summarized_through=new.summarized_through,
-                    buffer_start=new.turns[0].index if new.turns else new.next_index,
-                    compress_seq=seen,
-                    failures=new.failures,
-                    audit=audit,
-                )
-            except Exception as exc:  # noqa: BLE001 - a failing archive must not lose turns
-                # nothing changed (the commit is one transaction); retried later
-                logger.error(
-                    "archiving turns %s failed (%r); buffer left unchanged",
-                    list(event.evicted_turns),
-                    exc,
-                )
-                event = CompressionEvent(
-                    "archive_failed",
-                    event.trigger,
-                    event.tokens_before,
-                    event.tokens_before,
-                    (),
-                    self._state.summary_tokens,
-                    repr(exc),
-                )
-                self._note_attempt(head, seen, self._state.failures, event, audit)
-                return self._emit(event)
-            if not committed:  # another view compressed these turns meanwhile
-                self._refresh()
-                return []
-        else:
-            self._note_attempt(head, seen, new.failures, event, audit)
-            return self._emit(event)
-        self._refresh()
-        return self._emit(event)
-
-    def _note_attempt(
-        self,
-        head: ThreadHead,
-        seen: int,
-        failures: int,
-        event: CompressionEvent,
-        audit: dict[str, Any],
-    ) -> None:
-        try:
-            self.backend.note_compression_attempt(head, compress_seq=seen, failures=failures)
-        except StorageError:
-            logger.exception("could not record the failed compression attempt")
-        self._audit("error", **{**audit, "result": event.kind, "error": event.error})
-        self._refresh()
+        if done.head is None:  # the window moved under us, or a failed attempt was noted
+            self._refresh()
+        elif done.head is not head:
+            self._moved(done.head)
+        return [] if done.event is None else self._emit(done.event)
 
     def _emit(self, event: CompressionEvent) -> list[CompressionEvent]:
         self.events.append(event)
@@ -734,15 +613,14 @@ class TieredMemory:
 
     def latest_user_message(self) -> str:
         """Text of the newest human message in the buffer (``""`` if none)."""
-        for turn in reversed(self._refresh().turns):
-            for message in reversed(turn.messages):
-                if isinstance(message, HumanMessage):
-                    return message_text(message)
-        return ""
+        return _latest_user_text(self._refresh())
 
     def decide(self, query: str) -> GateDecision:
         """Run the recall gate on ``query`` (no search)."""
-        query = clean_text(query)
+        return self._decide(clean_text(query))
+
+    def _decide(self, query: str) -> GateDecision:
+        """The gate's decision on an already cleaned ``query``."""
         if self.gate == "always":
             return GateDecision(True, "recall is always on", "always")
         if self.gate == "never":
@@ -756,7 +634,7 @@ class TieredMemory:
         known: set[str] = set()
         buffered = {f"turn:{t.index}" for t in self._state.turns}
         for name in names[:8]:
-            hits = self.store.archive.keyword_search(name, user_id=self.user_id, n=3)
+            hits = self.archive.keyword_search(name, user_id=self.user_id, n=3)
             # what the buffer still holds (e.g. this very message) is not "known from before"
             if any(not set(r.sources) & buffered for r, _ in hits):
                 known.add(name)
@@ -770,34 +648,29 @@ class TieredMemory:
         """
         if not isinstance(query, str):
             raise TypeError(f"query must be a string, got {type(query).__name__}")
-        query = clean_text(query)
-        if not query.strip():
-            return []
-        from langchain_tiered_memory.recall.hybrid import Recaller, to_recalled_memories
+        with self._lock:
+            recalled, event = self._recall(clean_text(query), self._refresh(), k=k)
+            if event is not None:
+                self._audit("recall", **event)
+            return recalled
 
-        state = self._refresh()
-        recaller = Recaller(self.store.archive, self.store.embeddings, k=k or self.recall_k)
-        buffered = {f"turn:{t.index}" for t in state.turns}
-        hits = [
-            hit
-            for hit in recaller.recall(query, user_id=self.user_id, k=(k or self.recall_k) + 4)
-            if not (hit.record.thread_id == self.thread_id and set(hit.record.sources) & buffered)
-            and not hit.record.metadata.get("superseded")
-        ][: k or self.recall_k]
-        self._audit(
-            "recall",
-            query=query,
-            gate=self.last_gate.to_dict() if self.last_gate else None,
-            results=[
-                {
-                    "id": h.record.id,
-                    "score": round(h.score, 4),
-                    "parts": {p: round(v, 4) for p, v in h.parts.items()},
-                }
-                for h in hits
-            ],
+    def _recall(
+        self, query: str, state: BufferState, *, k: int | None = None
+    ) -> tuple[list[RecalledMemory], dict[str, Any] | None]:
+        """Recall for an already cleaned ``query`` over ``state``; the records and the
+        payload of their ``recall`` audit event (``None``: nothing was searched)."""
+        if not query.strip():
+            return [], None
+        return recall_for_prompt(
+            self.archive,
+            self.store.embeddings,
+            query,
+            user_id=self.user_id,
+            thread_id=self.thread_id,
+            buffered=[t.index for t in state.turns],
+            k=k or self.recall_k,
+            gate=self.last_gate,
         )
-        return to_recalled_memories(hits)
 
     # -- reading -------------------------------------------------------------
 
@@ -818,18 +691,23 @@ class TieredMemory:
         with self._lock:
             if query is not None and not isinstance(query, str):
                 raise TypeError(f"query must be a string or None, got {type(query).__name__}")
-            query = self.latest_user_message() if query is None else clean_text(query)
-            state = self._state
+            state = self._refresh()  # the one read of the thread
+            query = _latest_user_text(state) if query is None else clean_text(query)
             gate: GateDecision | None = None
+            events: list[tuple[AuditKind, dict[str, Any]]] = []
             if recalled is None:
                 if recall is None:
-                    gate = self.decide(query) if query else None
+                    gate = self._decide(query) if query else None
                     do_recall = bool(gate and gate.recall)
                 else:
                     gate = GateDecision(recall, "forced by the caller", "forced")
                     do_recall = recall
                 self.last_gate = gate
-                recalled = self.recall(query) if do_recall else []
+                recalled = []
+                if do_recall:
+                    recalled, event = self._recall(query, state)
+                    if event is not None:
+                        events.append(("recall", event))
             self.core.shrink_to(self.budget.caps["core"], self.counter)
             core, core_recent = split_core(self.core.active(), state.turns)
             context = assemble_context(
@@ -846,13 +724,13 @@ class TieredMemory:
                 single_system=self.single_system_message,
             )
             context = replace(context, gate=gate)
-            self._audit(
-                "page_in",
-                records=[r.record_id for r in context.recalled],
-                usage=context.usage,
-                total_tokens=context.total_tokens,
-                input_budget=context.input_budget,
-            )
+            page_in = {
+                "records": [r.record_id for r in context.recalled],
+                "usage": context.usage,
+                "total_tokens": context.total_tokens,
+                "input_budget": context.input_budget,
+            }
+            self._audit_all([*events, ("page_in", page_in)])  # one write
             return context
 
     async def abuild_context(

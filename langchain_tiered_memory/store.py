@@ -42,29 +42,33 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol, cast, runtime_checkable
 
 from langchain_core.embeddings import Embeddings
 
 from langchain_tiered_memory.expiry import utc
 from langchain_tiered_memory.ids import check_id
-from langchain_tiered_memory.storage import open_backend
-from langchain_tiered_memory.storage.base import MemoryBackend
+from langchain_tiered_memory.memory import TieredMemory
+from langchain_tiered_memory.storage import open_backend, stored_embeddings
+from langchain_tiered_memory.storage.base import (
+    AuditTrail,
+    BackendCheckpoints,
+    Closes,
+    Flushes,
+    MemoryBackend,
+    RecordStore,
+)
 from langchain_tiered_memory.storage.errors import StorageError
-from langchain_tiered_memory.storage.postgres.db import is_postgres_url
-from langchain_tiered_memory.storage.sqlite.archive import stored_embeddings_id
-from langchain_tiered_memory.storage.sqlite.backend import ARCHIVE_FILE
+from langchain_tiered_memory.storage.postgres.db import is_postgres_url, redact_url
 from langchain_tiered_memory.storage.sqlite.db import storage_error
 from langchain_tiered_memory.tiers.core import CoreMemory
-
-if TYPE_CHECKING:
-    from langchain_tiered_memory.memory import TieredMemory
 
 logger = logging.getLogger(__name__)
 
 __all__ = [
     "CHECKPOINTS_FILE",
     "EMBEDDINGS_CACHE_FILE",
+    "DeletesThreads",
     "MemoryStore",
     "SweepReport",
     "flush_open_stores",
@@ -79,6 +83,16 @@ CHECKPOINTS_FILE = "checkpoints.sqlite"
 #: Where LangGraph puts the run's checkpointer in a node's config (``None``: the run has
 #: none). Read only to know which checkpointer saves the run; without it, every one is.
 _RUN_CHECKPOINTER = "__pregel_checkpointer"
+
+
+@runtime_checkable
+class DeletesThreads(Protocol):
+    """A LangGraph checkpointer a store can forget threads from (every saver of LangGraph)."""
+
+    def delete_thread(self, thread_id: str) -> None:
+        """Delete every checkpoint of the thread."""
+        ...
+
 
 #: ``embeddings=`` value for a store that searches by keywords only (no vectors).
 NO_EMBEDDINGS = "none"
@@ -103,13 +117,23 @@ class MemoryStore:
         index_save_every: Rewrite the FAISS file every this many writes, or
             every ``ntotal // 64`` once the index is big (and on close); a
             file a crash left behind is caught up from SQLite on open.
+        backend: A ready backend instead of ``path``: any object with the
+            :class:`~langchain_tiered_memory.storage.base.MemoryBackend`
+            protocol - one of this package's, or your own, checked by
+            :mod:`langchain_tiered_memory.testing.conformance`. The store owns it
+            (closes it with itself). ``embeddings`` is then the embedder it
+            embeds with, for recall's query vectors (``None``: recall passes the
+            query text and the backend embeds it).
         **backend_options: Options of a Postgres backend (``pool_size``,
             ``pool_timeout``, ``ann_min_records``, ``retries``,
             ``vacuum_after_forget``: see
             :class:`~langchain_tiered_memory.storage.postgres.backend.PostgresBackend`).
 
     Raises:
-        ValueError: if the parent directory does not exist.
+        ValueError: if the parent directory does not exist, or for ``backend``
+            with a ``path``, ``vector_store``, backend options or an embedder name.
+        TypeError: for a ``backend`` without the ``MemoryBackend`` protocol
+            (the message names what it lacks).
         StorageDamagedError: if the database file is damaged (the message
             names it and says how to recover).
         StorageUnavailableError: if a Postgres server cannot be reached.
@@ -122,12 +146,15 @@ class MemoryStore:
         embeddings: Embeddings | str | None = None,
         vector_store: Any = None,
         index_save_every: int = 64,
+        backend: MemoryBackend | None = None,
         **backend_options: Any,
     ) -> None:
         self.path: Path | None = None
         #: The Postgres URL, for a Postgres store.
         self.url: str | None = None
-        if is_postgres_url(path):
+        if backend is not None:
+            _check_backend(backend, path, embeddings, vector_store, backend_options)
+        elif is_postgres_url(path):
             self.url = str(path)
         elif path is not None:
             self.path = Path(path).expanduser()
@@ -136,16 +163,18 @@ class MemoryStore:
                     f"Cannot create the data directory {self.path}: its parent does not exist."
                 )
             self.path.mkdir(exist_ok=True)
-        self.embeddings: Embeddings | None = (
-            None if vector_store is not None else self._embeddings(embeddings)
-        )
-        self.backend: MemoryBackend = open_backend(
-            self.url or self.path,
-            embeddings=self.embeddings,
-            vector_store=vector_store,
-            index_save_every=index_save_every,
-            **backend_options,
-        )
+        if backend is not None:
+            self.embeddings: Embeddings | None = cast(Embeddings | None, embeddings)
+            self.backend: MemoryBackend = backend
+        else:
+            self.embeddings = None if vector_store is not None else self._embeddings(embeddings)
+            self.backend = open_backend(
+                self.url or self.path,
+                embeddings=self.embeddings,
+                vector_store=vector_store,
+                index_save_every=index_save_every,
+                **backend_options,
+            )
         self._owns_embeddings = not isinstance(embeddings, Embeddings)
         self._checkpointers: list[Any] = []
         self._default_checkpointer: Any = None
@@ -174,15 +203,10 @@ class MemoryStore:
             return None
         if embeddings is None and (self.path is not None or self.url is not None):
             # an existing directory or database keeps the local embedder it was built with
-            if self.url is not None:
-                from langchain_tiered_memory.storage import postgres_backend_module
-
-                built_with = embedder_name(postgres_backend_module().stored_embeddings_id(self.url))
-            else:
-                assert self.path is not None
-                built_with = embedder_name(stored_embeddings_id(self.path / ARCHIVE_FILE))
+            built_with = embedder_name(stored_embeddings(self.url or self.path))
             if built_with is not None and built_with != DEFAULT_EMBEDDER:
-                logger.info("%s was built with the %r embedder; using it", self.path, built_with)
+                where = redact_url(self.url) if self.url else self.path
+                logger.info("%s was built with the %r embedder; using it", where, built_with)
             embeddings = built_with
         cache = self.path / EMBEDDINGS_CACHE_FILE if self.path is not None else None
         return default_embeddings(embeddings, cache_path=cache)
@@ -190,13 +214,13 @@ class MemoryStore:
     # -- views -------------------------------------------------------------------
 
     @property
-    def archive(self) -> Any:
+    def archive(self) -> RecordStore:
         """The archive (the backend's record store: ``add``, ``get``, ``records``,
         ``keyword_search``, ``dense_search``, ``delete``, ...)."""
         return self.backend.records
 
     @property
-    def audit(self) -> Any:
+    def audit(self) -> AuditTrail:
         """The audit log (``events(user_id)``)."""
         return self.backend.audit
 
@@ -208,8 +232,6 @@ class MemoryStore:
         Raises:
             ValueError: for an invalid user or thread id.
         """
-        from langchain_tiered_memory.memory import TieredMemory
-
         return TieredMemory(store=self, user_id=user_id, thread_id=thread_id, **kwargs)
 
     def core(self, user_id: str, thread_id: str | None = None) -> CoreMemory:
@@ -243,9 +265,8 @@ class MemoryStore:
         """
         with self._lock:
             if self._default_checkpointer is None:
-                backend_saver = getattr(self.backend, "checkpointer", None)
-                if callable(backend_saver):  # Postgres: the same database
-                    self._default_checkpointer = backend_saver()
+                if isinstance(self.backend, BackendCheckpoints):  # Postgres: the same database
+                    self._default_checkpointer = self.backend.checkpointer()
                 elif self.path is None:
                     from langgraph.checkpoint.memory import InMemorySaver
 
@@ -266,14 +287,13 @@ class MemoryStore:
                 :meth:`checkpointer` with ``invoke``, or attach an async saver
                 of your own with :meth:`attach_checkpointer`).
         """
-        make = getattr(self.backend, "acheckpointer", None)
-        if make is None:
+        if not isinstance(self.backend, BackendCheckpoints):
             raise TypeError(
                 f"{self!r} has no async checkpointer (Postgres stores have one); attach "
                 "your own async saver with store.attach_checkpointer(saver)"
             )
         self.checkpointer()  # the tables, and the saver forgets go through
-        return await make()
+        return await self.backend.acheckpointer()
 
     def attach_checkpointer(self, checkpointer: Any) -> Any:
         """Have forgets of this store delete threads from ``checkpointer`` too; returns it.
@@ -283,7 +303,7 @@ class MemoryStore:
         checkpoint threads are the memory's threads). Any saver with
         ``delete_thread(thread_id)`` works.
         """
-        if not callable(getattr(checkpointer, "delete_thread", None)):
+        if not isinstance(checkpointer, DeletesThreads):
             raise TypeError(
                 f"{type(checkpointer).__name__} has no delete_thread(thread_id): "
                 "not a LangGraph checkpointer"
@@ -328,8 +348,11 @@ class MemoryStore:
         own_file = None
         if default is None and self.path is not None and (self.path / CHECKPOINTS_FILE).exists():
             default = own_file = _sqlite_saver(self.path / CHECKPOINTS_FILE)  # another process's
-        has_checkpoints = getattr(self.backend, "has_checkpoints", None)
-        if default is None and callable(has_checkpoints) and has_checkpoints():
+        if (
+            default is None
+            and isinstance(self.backend, BackendCheckpoints)
+            and self.backend.has_checkpoints()
+        ):
             default = self.checkpointer()  # Postgres: another worker's checkpoints
         if default is not None and all(s is not default for s in savers):
             savers.append(default)
@@ -348,9 +371,7 @@ class MemoryStore:
                 try:
                     for thread in threads:
                         saver.delete_thread(thread)
-                    conn = getattr(saver, "conn", None)
-                    if isinstance(conn, sqlite3.Connection):
-                        conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+                    _truncate_wal(saver)
                 except sqlite3.Error as exc:
                     where = _saver_file(saver)
                     raise storage_error(exc, where, "deleting checkpoints from") from exc
@@ -445,9 +466,8 @@ class MemoryStore:
             if not dry_run:
                 for thread in gone:
                     saver.delete_thread(thread)
-                conn = getattr(saver, "conn", None)
-                if gone and isinstance(conn, sqlite3.Connection):
-                    conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+                if gone:
+                    _truncate_wal(saver)
             pruned += [t for t in gone if t not in pruned]
         if pruned:
             logger.info("%s checkpoints of %d threads without memory", self, len(pruned))
@@ -571,7 +591,8 @@ class MemoryStore:
         with self._lock:
             if self._closed:
                 return
-        self.backend.flush()  # type: ignore[attr-defined]
+        if isinstance(self.backend, Flushes):
+            self.backend.flush()
 
     def close(self) -> None:
         """Flush and close everything (the embedder's cache and the default
@@ -590,12 +611,11 @@ class MemoryStore:
         self.backend.close()
         with self._lock:
             default, self._default_checkpointer = self._default_checkpointer, None
-        conn = getattr(default, "conn", None)
-        if isinstance(conn, sqlite3.Connection):
+        conn = _sqlite_connection(default)
+        if conn is not None:
             conn.close()
-        close = getattr(self.embeddings, "close", None)
-        if self._owns_embeddings and close is not None:
-            close()
+        if self._owns_embeddings and isinstance(self.embeddings, Closes):
+            self.embeddings.close()
 
     def __enter__(self) -> MemoryStore:
         return self
@@ -620,7 +640,7 @@ def _saved(saver: Any, thread_id: str, ns: str, checkpoint_id: str) -> bool:
 def _checkpointed_before(saver: Any, thread_id: str, at: datetime) -> bool:
     """Whether ``saver`` holds a checkpoint of ``thread_id`` written before ``at``."""
     for item in saver.list({"configurable": {"thread_id": thread_id}}):
-        ts = (getattr(item, "checkpoint", None) or {}).get("ts")
+        ts = (item.checkpoint or {}).get("ts")
         try:
             written = datetime.fromisoformat(str(ts))
         except ValueError:
@@ -634,8 +654,8 @@ def _checkpointed_before(saver: Any, thread_id: str, at: datetime) -> bool:
 
 def _saver_file(saver: Any) -> str:
     """The file a SQLite checkpointer writes (for messages), else its class name."""
-    conn = getattr(saver, "conn", None)
-    if isinstance(conn, sqlite3.Connection):
+    conn = _sqlite_connection(saver)
+    if conn is not None:
         try:
             for _seq, name, file in conn.execute("PRAGMA database_list").fetchall():
                 if name == "main" and file:
@@ -675,6 +695,54 @@ def _close_open_stores() -> None:
             logger.exception("closing %r at exit failed", store)
 
 
+def _protocol_members(protocol: type) -> set[str]:
+    """The methods and attributes a protocol class asks for (its bases' too)."""
+    names: set[str] = set()
+    for cls in protocol.__mro__:
+        if getattr(cls, "_is_protocol", False) and cls is not Protocol:
+            names |= {n for n in vars(cls) if not n.startswith("_")}
+            names |= {n for n in getattr(cls, "__annotations__", {}) if not n.startswith("_")}
+    return names
+
+
+def _check_backend(
+    backend: object,
+    path: object,
+    embeddings: object,
+    vector_store: object,
+    options: dict[str, Any],
+) -> None:
+    """Refuse a ``backend=`` that is not a backend, or arguments that would build another."""
+    given = [
+        name
+        for name, value in (("a path", path), ("vector_store", vector_store))
+        if value is not None
+    ] + sorted(options)
+    if given:
+        raise ValueError(
+            f"backend= is the whole backend; {', '.join(given)} would build another (pass "
+            "them to the backend you built)"
+        )
+    if embeddings is not None and not isinstance(embeddings, Embeddings):
+        raise ValueError(
+            "with backend=, embeddings= is the Embeddings object the backend embeds with (or "
+            f"None), not {embeddings!r}"
+        )
+    missing = sorted(n for n in _protocol_members(MemoryBackend) if not hasattr(backend, n))
+    if missing:
+        raise TypeError(
+            f"{type(backend).__name__} is not a MemoryBackend: it has no {', '.join(missing)}"
+        )
+
+
+def _private_store() -> MemoryStore:
+    """The store of a TieredMemory made without one: in this process, keywords only."""
+    return MemoryStore(embeddings=NO_EMBEDDINGS)
+
+
+TieredMemory.private_store = _private_store
+
+
 @dataclass(frozen=True)
 class SweepReport:
     """What :meth:`MemoryStore.sweep_expired` deleted.
@@ -695,19 +763,34 @@ class SweepReport:
 
 def _checkpoint_threads(saver: Any) -> set[str]:
     """Every thread id a LangGraph checkpointer holds."""
-    conn = getattr(saver, "conn", None)
-    if isinstance(conn, sqlite3.Connection):  # SqliteSaver: one query, not every checkpoint
+    from langgraph.checkpoint.memory import InMemorySaver
+
+    conn = _sqlite_connection(saver)
+    if conn is not None:  # SqliteSaver: one query, not every checkpoint
         with saver.lock:
             rows = conn.execute("SELECT DISTINCT thread_id FROM checkpoints").fetchall()
         return {str(r[0]) for r in rows}
-    storage = getattr(saver, "storage", None)
-    if isinstance(storage, dict):  # InMemorySaver
-        return {str(t) for t in storage}
+    if isinstance(saver, InMemorySaver):
+        return {str(t) for t in saver.storage}
     return {
         str(c.config["configurable"]["thread_id"])
         for c in saver.list(None)
         if c.config.get("configurable", {}).get("thread_id") is not None
     }
+
+
+def _sqlite_connection(saver: Any) -> sqlite3.Connection | None:
+    """The connection of LangGraph's ``SqliteSaver`` (``None`` for any other checkpointer)."""
+    from langgraph.checkpoint.sqlite import SqliteSaver
+
+    return saver.conn if isinstance(saver, SqliteSaver) else None
+
+
+def _truncate_wal(saver: Any) -> None:
+    """After deleting threads from a ``SqliteSaver``: overwrite its write-ahead log too."""
+    conn = _sqlite_connection(saver)
+    if conn is not None:
+        conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
 
 
 def _sqlite_saver(path: Path) -> Any:

@@ -24,11 +24,11 @@ import typer
 from rich.markup import escape
 from rich.table import Table
 
-from langchain_tiered_memory.cli.app import (
-    _location,
-    _progress,
-    _require_module,
+from langchain_tiered_memory.cli.common import (
     console,
+    memory_location,
+    progress_bars,
+    require_module,
     write_json,
 )
 from tiered_memory_bench.interrupt import BenchInterrupted
@@ -189,10 +189,10 @@ def bench_tokens(
 
     # every option is checked before the replay (which can take minutes)
     if plot is not None:
-        _require_module("matplotlib", "--plot", "bench")
+        require_module("matplotlib", "--plot", "bench")
     if peers:
         for module in ("langmem", "langchain_classic"):
-            _require_module(module, "--peers", "bench")
+            require_module(module, "--peers", "bench")
     canonical_model_name(model)
     summarizer_factory = _summarizer_factory(summarizer)
     extractor_factory = _extractor_factory(extractor)
@@ -205,7 +205,7 @@ def bench_tokens(
         peer_model = require_chat_model(summarizer, what="--summarizer")
     conversations = load_locomo(data_file(data, LOCOMO_FILE))[:limit]
     total = sum(len(c.dialog_turns()) for c in conversations)
-    with _progress() as progress:
+    with progress_bars() as progress:
         task = progress.add_task(f"replaying {len(conversations)} conversations", total=total)
         result = run_tokens_bench(
             conversations,
@@ -307,7 +307,7 @@ def bench_overhead(
     chosen = cast("list[Layout]", [x.strip() for x in layouts.split(",") if x.strip()])
     levels = [int(x) for x in concurrency.split(",") if x.strip()]
     ks = sorted(set(int_list(k, "--k", minimum=1, example="5,50,200")))
-    url = str(_location(Path(), store)) if store is not None else None
+    url = str(memory_location(Path(), store)) if store is not None else None
     with tempfile.TemporaryDirectory() as scratch, console.status("building archives") as status:
         try:
             result = run_overhead_bench(
@@ -517,7 +517,7 @@ def bench_gate(
         indexes += i
     requests = load_self_contained(self_contained)
     _, real = load_memory_questions(conversation or files[0])
-    with _progress() as progress:
+    with progress_bars() as progress:
         task = progress.add_task("gating", total=len(questions) + len(requests))
         result = run_gate_bench(
             questions, indexes, requests, real[0], on_item=lambda n: progress.advance(task, n)
@@ -544,7 +544,7 @@ def bench_facts(
     from tiered_memory_bench.facts import METRICS, load_facts, run_facts_bench
 
     items = load_facts(data_file(data, "a facts file (the facts_dev.json format)"))
-    with _progress() as progress:
+    with progress_bars() as progress:
         task = progress.add_task("replaying items", total=len(items))
         result = run_facts_bench(
             items,
@@ -691,7 +691,7 @@ def _bench_locomo(
     questions = sum(
         1 for c in conversations for q in c.questions if q.category in CATEGORIES and q.evidence
     )
-    with _progress() as progress:
+    with progress_bars() as progress:
         archiving = progress.add_task("archiving turns", total=turns)
         asking = progress.add_task("recalling", total=questions)
         result = run_retrieval_bench(
@@ -741,7 +741,7 @@ def _bench_longmemeval(
     unknown = [s for s in chosen if s not in SYSTEMS]
     if unknown or not chosen:
         raise typer.BadParameter(f"choose from {', '.join(SYSTEMS)}", param_hint="--systems")
-    with _progress() as progress:
+    with progress_bars() as progress:
         asking = progress.add_task("questions (embedding each haystack)", total=len(questions))
         result = run_longmemeval_bench(
             questions,
@@ -834,7 +834,7 @@ def bench_qa(
     conversations = load_locomo(data_file(data, LOCOMO_FILE))[:conversations_limit]
     plan = plan_questions(conversations, limit=limit)
     embeddings = default_embeddings(embedder or DEFAULT_EMBEDDER, cache_path=embed_cache)
-    with _progress() as progress:
+    with progress_bars() as progress:
         feeding = progress.add_task(
             "feeding turns", total=sum(len(c.dialog_turns()) for c, _ in plan)
         )

@@ -148,8 +148,8 @@ class _Worker:
 
     def _foreign(self, hits: Sequence[RecalledMemory]) -> int:
         """Hits owned by another user or carrying another user's marker (must be 0)."""
-        store = self.memory.store
-        owners = {r.id: r.user_id for r in store.archive.get([h.record_id or "" for h in hits])}
+        archive = self.memory.archive
+        owners = {r.id: r.user_id for r in archive.get([h.record_id or "" for h in hits])}
         mine = _marker(self.user)
         return sum(
             owners.get(h.record_id or "") != _user_id(self.user)

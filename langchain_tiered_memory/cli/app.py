@@ -8,7 +8,6 @@ Example (shell)::
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import logging
 import os
@@ -17,31 +16,22 @@ from typing import Annotated, Any
 
 import typer
 from rich.markup import escape
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TimeRemainingColumn
 from rich.table import Table
 from typer.core import TyperGroup
 
-from langchain_tiered_memory.cli.output import plain_console
+from langchain_tiered_memory.cli.common import (
+    USER_ERROR_EXIT,
+    USER_ERRORS,
+    console,
+    memory_location,
+    one_line,
+    progress_bars,
+    require_module,
+    write_json,
+)
 from langchain_tiered_memory.cli.plugins import listing_entry, load_plugin, plugin_names
-from langchain_tiered_memory.storage.errors import StorageError
 
-#: What a user can cause (a bad option, a missing file or extra, a bad model
-#: name): reported in one line with exit code :data:`USER_ERROR_EXIT`, not as a
-#: traceback (``--debug`` or ``TIERED_MEMORY_DEBUG=1`` shows it).
-#: A storage failure (a server that cannot be reached, a damaged file) is one
-#: line too: its message names the database or file and the fix.
-USER_ERRORS: tuple[type[BaseException], ...] = (ValueError, OSError, ImportError, StorageError)
-USER_ERROR_EXIT = 2
-
-
-def one_line(exc: BaseException) -> str:
-    """An exception as one line: ``"error: <message>"`` with its whitespace folded.
-
-    Example:
-        >>> one_line(FileNotFoundError("no data  at ./x.json"))
-        'error: no data at ./x.json'
-    """
-    return "error: " + (" ".join(str(exc).split()) or type(exc).__name__)
+__all__ = ["USER_ERROR_EXIT", "app", "one_line", "write_json"]
 
 
 class _Commands(TyperGroup):
@@ -80,27 +70,6 @@ app = typer.Typer(
     add_completion=False,
     cls=_Commands,
 )
-console = plain_console()
-
-
-def _progress() -> Progress:
-    return Progress(
-        "[progress.description]{task.description}",
-        BarColumn(),
-        MofNCompleteColumn(),
-        TimeRemainingColumn(),
-        console=console,
-        transient=True,
-    )
-
-
-def write_json(result: dict[str, Any], out: Path | None) -> None:
-    """Write a bench result as JSON (creating folders) and say where."""
-    if out is None:
-        return
-    out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(json.dumps(result, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
-    console.print(f"wrote {escape(str(out))}")
 
 
 @app.callback()
@@ -112,14 +81,6 @@ def main(
 ) -> None:
     """Tiered memory for LangChain and LangGraph agents."""
     logging.basicConfig(level=logging.INFO if verbose or debug else logging.WARNING)
-
-
-def _require_module(module: str, option: str, extra: str) -> None:
-    """Fail before any long work when ``option`` needs a package that is missing."""
-    if importlib.util.find_spec(module) is None:
-        raise typer.BadParameter(
-            f"needs {module}: pip install 'langchain-tiered-memory[{extra}]'", param_hint=option
-        )
 
 
 @app.command()
@@ -169,22 +130,6 @@ StoreUrl = Annotated[
 ]
 
 
-def _location(data_dir: Path, store: str | None) -> str | Path:
-    """Where the memory is: ``--store`` (a Postgres URL) if given, else ``--data-dir``."""
-    from langchain_tiered_memory.storage.postgres.db import is_postgres_url, redact_url
-
-    if store is None:
-        return data_dir
-    if not is_postgres_url(store):
-        raise typer.BadParameter(
-            f"expected a postgresql:// URL, got {redact_url(store)!r} (a directory goes to "
-            "--data-dir)",
-            param_hint="--store",
-        )
-    _require_module("psycopg", "--store", "postgres")
-    return store
-
-
 @app.command()
 def chat(
     user: Annotated[str, typer.Option(help="Whose memory.")] = "me",
@@ -215,7 +160,7 @@ def chat(
 
     check_id(user, "--user")
     check_id(thread, "--thread")
-    location = _location(data_dir, store)
+    location = memory_location(data_dir, store)
     try:
         chat_model = resolve_chat_model(model, what="--model")
     except ImportError as exc:
@@ -257,7 +202,7 @@ def inspect_command(
     from langchain_tiered_memory.storage.postgres.db import redact_url
     from langchain_tiered_memory.store import MemoryStore
 
-    location = _location(data_dir, store)
+    location = memory_location(data_dir, store)
     if store is None and not data_dir.exists():
         raise typer.BadParameter(f"no data directory at {data_dir}", param_hint="--data-dir")
     with MemoryStore(location, embeddings=embeddings) as memory_store:
@@ -307,7 +252,7 @@ def mcp(
     from langchain_tiered_memory.integrations.mcp_server import build_mcp_server, load_tokens
     from langchain_tiered_memory.store import MemoryStore
 
-    _require_module("mcp", "mcp", "mcp")
+    require_module("mcp", "mcp", "mcp")
     kind = transport.strip().lower()
     if kind not in ("stdio", "http"):
         raise typer.BadParameter("use 'stdio' or 'http'", param_hint="--transport")
@@ -323,7 +268,7 @@ def mcp(
     if user is not None and not user.strip():
         raise typer.BadParameter("a user id must be a non-empty string", param_hint="--user")
     mapping = load_tokens(tokens) if tokens is not None else None
-    location = _location(data_dir, store)
+    location = memory_location(data_dir, store)
     with MemoryStore(location, embeddings=embeddings) as memory_store:
         server = build_mcp_server(
             memory_store,
@@ -348,12 +293,12 @@ def migrate(
     out: Annotated[Path | None, typer.Option(help="Write the report as JSON here.")] = None,
 ) -> None:
     """Copy a data directory into Postgres (safe to re-run), then verify the copy."""
-    location = _location(data_dir, url)
+    location = memory_location(data_dir, url)
     if not (data_dir / "archive.sqlite").is_file():
         raise typer.BadParameter(f"no data directory at {data_dir}", param_hint="DATA_DIR")
     from langchain_tiered_memory.storage.postgres.migrate import migrate_directory
 
-    with _progress() as progress:
+    with progress_bars() as progress:
         tasks: dict[str, Any] = {}
 
         def show(table: str, done: int, total: int) -> None:

@@ -240,7 +240,7 @@ def _replay(memory: TieredMemory, console: Console, model: BaseChatModel | None)
     result.turns = number
     result.compressions = sum(1 for e in memory.events if e.kind == "compression")
     if memory.store is not None:
-        result.archived_turns = len(memory.store.archive.records(memory.user_id, kinds=["turn"]))
+        result.archived_turns = len(memory.archive.records(memory.user_id, kinds=["turn"]))
     else:
         result.archived_turns = len(getattr(memory.archive, "turns", []))
     console.rule("Summary")

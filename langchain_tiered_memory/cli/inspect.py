@@ -28,6 +28,7 @@ from rich.markup import escape
 from rich.table import Table
 
 from langchain_tiered_memory.cli.output import literal
+from langchain_tiered_memory.records import RecordKind
 from langchain_tiered_memory.storage.codec import record_to_dict
 from langchain_tiered_memory.store import MemoryStore
 
@@ -35,7 +36,7 @@ __all__ = ["inspect_user", "render_inspection"]
 
 
 def inspect_user(
-    store: MemoryStore, user_id: str, *, limit: int = 200, kinds: list[str] | None = None
+    store: MemoryStore, user_id: str, *, limit: int = 200, kinds: list[RecordKind] | None = None
 ) -> dict[str, Any]:
     """Everything the store holds about ``user_id`` (newest audit events last).
 

@@ -38,7 +38,7 @@ KNOWN_PLUGINS: dict[str, tuple[str, str]] = {
         "Benchmarks: each prints a table and writes JSON (the tiered-memory-bench distribution).",
         "the benches are not installed: they are the tiered-memory-bench distribution in the "
         "benchmarks/ folder of the langchain-tiered-memory repository. In a checkout, run "
-        "pip install -e ./benchmarks (pip install -e '.[dev]' installs it too).",
+        "pip install -e ./benchmarks; from an index, pip install 'langchain-tiered-memory[bench]'.",
     ),
 }
 

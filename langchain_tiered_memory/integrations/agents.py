@@ -53,6 +53,7 @@ from langchain_tiered_memory.integrations.langgraph import (
 )
 from langchain_tiered_memory.integrations.resolver import MemoryResolver
 from langchain_tiered_memory.memory import TieredMemory
+from langchain_tiered_memory.storage.base import StoreWithCheckpoints
 from langchain_tiered_memory.store import MemoryStore
 from langchain_tiered_memory.tiers.turns import message_text
 
@@ -243,7 +244,8 @@ class TieredMemoryMiddleware(AgentMiddleware[TieredMemoryState, Any, Any]):
         began, now = state.get("memory_generation"), memory.generation
         if began is None or began == now:
             return None
-        memory.store.purge_checkpoints_after_run(memory.thread_id, config)
+        if isinstance(memory.store, StoreWithCheckpoints):
+            memory.store.purge_checkpoints_after_run(memory.thread_id, config)
         return {
             "messages": rewritten_messages(memory, state["messages"]),
             "memory_user_id": memory.user_id,

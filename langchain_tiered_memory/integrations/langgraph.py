@@ -55,6 +55,7 @@ from langchain_tiered_memory.integrations.resolver import MemoryResolver
 from langchain_tiered_memory.memory import TieredMemory
 from langchain_tiered_memory.models import require_chat_model, resolve_chat_model
 from langchain_tiered_memory.recall.gate import should_recall
+from langchain_tiered_memory.storage.base import StoreWithCheckpoints
 from langchain_tiered_memory.storage.postgres.db import is_postgres_url
 from langchain_tiered_memory.store import MemoryStore
 from langchain_tiered_memory.tiers.turns import message_text
@@ -316,7 +317,8 @@ class MemoryNodes:
         began, now = state.get("memory_generation"), memory.generation
         if began is None or now == began:
             return update
-        memory.store.purge_checkpoints_after_run(memory.thread_id, config)
+        if isinstance(memory.store, StoreWithCheckpoints):
+            memory.store.purge_checkpoints_after_run(memory.thread_id, config)
         return {**_whole_state(memory, state, update), "memory_generation": now}
 
 

@@ -499,7 +499,7 @@ def create_core_memory_tools(
             importance=float(importance) if importance is not None else rate_importance(text),
             metadata={"source": "agent_tool", "stated": False},
         )
-        memory.store.archive.add([record])
+        memory.archive.add([record])
         logger.info("archival_memory_insert: user %s, record %s", memory.user_id, record.id)
         return "Saved to archival memory."
 

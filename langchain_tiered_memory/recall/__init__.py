@@ -6,5 +6,6 @@
 * :mod:`.ranker` - the learned ranker over those signals (the default);
 * :mod:`.signals` - the per-candidate signals both rankers use;
 * :mod:`.dedupe` - near-duplicate merging;
+* :mod:`.prompt` - what one prompt recalls (what it does not carry already) and its audit event;
 * :mod:`.time_expressions` - date windows read from a question.
 """

@@ -53,17 +53,10 @@ dense and keyword candidates, scores them, marks the winners as accessed and
 returns them.
 
 The defaults are the recipe measured best with ``tiered-memory bench
-retrieval`` on six LoCoMo conversations (883 questions, every turn archived as
-``"Speaker: text"``). recall@5 / recall@10 with multilingual-e5-small: dense
-alone 0.44 / 0.53, BM25 alone 0.53 / 0.61, RRF of the two 0.54 / 0.63,
-min-max sum 0.58 / 0.66, plus the session signal 0.62 / 0.71, plus the
-speaker signal 0.63 / 0.72, plus names out of the query 0.67 / 0.76. With
-MiniLM (the default, 0.663 / 0.758 at that point): keyword scaling that keeps
-a lone match 0.668 / 0.762, plus borrowing from the previous turn 0.683 /
-0.770, plus the time signal 0.697 / 0.783. Pseudo-relevance feedback,
-session diversity, dated or speaker-less record text, wider candidate nets
-and re-weighting did not help (or moved LoCoMo and LongMemEval in opposite
-directions) and were left out.
+retrieval`` on LoCoMo: each signal was added only if it lifted recall@5 /
+@10, from 0.44 / 0.53 for dense search alone to 0.697 / 0.783 with every
+signal. The steps, and what did not help, are in the documentation's "What
+the benchmarks found" (``docs/explanation/benchmarks.md``).
 
 The learned ranker (issue 20) reaches 0.757 / 0.827 cross-validated
 (leave-one-conversation-out) on the same questions, most of it from weights

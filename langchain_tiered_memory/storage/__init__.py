@@ -12,7 +12,9 @@
 * :mod:`.fts`, :mod:`.codec`, :mod:`.errors` - keyword-index text, stored
   formats, and what a failure says.
 
-:func:`open_backend` picks a backend from a location.
+:func:`open_backend` picks a backend from a location, and
+:func:`stored_embeddings` reads which embedder a location was built with:
+the rest of the package asks these two, never a backend's files or URLs.
 """
 
 from __future__ import annotations
@@ -42,6 +44,7 @@ __all__ = [
     "StorageReadOnlyError",
     "StorageUnavailableError",
     "open_backend",
+    "stored_embeddings",
 ]
 
 
@@ -60,6 +63,28 @@ def postgres_backend_module() -> ModuleType:
             "missing): pip install 'langchain-tiered-memory[postgres]'"
         ) from exc
     return backend
+
+
+def stored_embeddings(location: str | Path | None) -> str | None:
+    """The embeddings id the data at ``location`` was built with (``None``: none yet).
+
+    ``location`` is what :func:`open_backend` takes; nothing is opened for
+    writing and nothing is created (a missing directory or database gives ``None``).
+
+    Example:
+        >>> stored_embeddings(None) is None  # in memory: nothing stored
+        True
+    """
+    from langchain_tiered_memory.storage.postgres.db import is_postgres_url
+
+    if location is None:
+        return None
+    if is_postgres_url(location):
+        return postgres_backend_module().stored_embeddings_id(str(location))
+    from langchain_tiered_memory.storage.sqlite.archive import stored_embeddings_id
+    from langchain_tiered_memory.storage.sqlite.backend import ARCHIVE_FILE
+
+    return stored_embeddings_id(Path(location) / ARCHIVE_FILE)
 
 
 def open_backend(location: str | Path | None, **options: Any) -> MemoryBackend:

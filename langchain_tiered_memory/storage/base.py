@@ -11,6 +11,11 @@ in memory) and Postgres are siblings behind it;
 :mod:`langchain_tiered_memory.testing.conformance` is the one suite every
 backend passes.
 
+What a backend (or an embedder) can do beyond the protocol is a protocol of
+its own, checked with ``isinstance``: :class:`BackendCheckpoints` (LangGraph
+checkpoints in the backend's own database), :class:`Vacuums`,
+:class:`Flushes`, :class:`Closes` and :class:`EmbeddingCache`.
+
 Example:
     >>> RecordFilter("ana", kinds="fact").user_only
     False
@@ -19,10 +24,11 @@ Example:
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any, Protocol
+from typing import Any, Literal, Protocol, get_args, runtime_checkable
 
+from langchain_core.embeddings import Embeddings
 from langchain_core.messages import BaseMessage
 
 from langchain_tiered_memory.ids import check_id
@@ -32,16 +38,71 @@ from langchain_tiered_memory.tiers.core import FactStore
 from langchain_tiered_memory.tiers.turns import Turn
 
 __all__ = [
+    "AUDIT_KINDS",
     "AppendResult",
+    "AuditEvent",
+    "AuditKind",
+    "AuditTrail",
+    "BackendCheckpoints",
+    "Closes",
+    "EmbeddingCache",
+    "Flushes",
     "LogCursor",
     "LoggedMessage",
     "MemoryBackend",
     "RecordFilter",
     "RecordStore",
+    "Store",
+    "StoreWithCheckpoints",
     "ThreadHead",
     "ThreadRead",
+    "Vacuums",
     "check_user",
 ]
+
+
+#: What an audit event records.
+AuditKind = Literal["page_out", "page_in", "compression", "recall", "write", "delete", "error"]
+AUDIT_KINDS: frozenset[str] = frozenset(get_args(AuditKind))
+
+
+@dataclass(frozen=True)
+class AuditEvent:
+    """One audit event, as read back from the log.
+
+    Attributes:
+        id: Increasing event number (unique in the database).
+        at: When it happened (UTC).
+        user_id: Whose memory it concerns.
+        thread_id: The conversation, when it concerns one.
+        kind: ``page_out``, ``page_in``, ``compression``, ``recall``, ``write``,
+            ``delete`` or ``error``.
+        payload: JSON data (ids, counts, scores - no deleted text).
+    """
+
+    id: int
+    at: datetime
+    user_id: str
+    thread_id: str | None
+    kind: AuditKind
+    payload: dict[str, Any] = field(default_factory=dict)
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-ready form (``at`` as ISO 8601).
+
+        Example:
+            >>> from langchain_tiered_memory.storage.codec import from_micros
+            >>> AuditEvent(1, from_micros(0), "ana", None, "write", {"ids": ["a"]}).to_dict()["at"]
+            '1970-01-01T00:00:00+00:00'
+        """
+        return {
+            "id": self.id,
+            "at": self.at.isoformat(),
+            "user_id": self.user_id,
+            "thread_id": self.thread_id,
+            "kind": self.kind,
+            "payload": self.payload,
+        }
 
 
 @dataclass(frozen=True)
@@ -295,6 +356,41 @@ class RecordStore(Protocol):
         ...
 
 
+class AuditTrail(Protocol):
+    """The audit log: what the memory did, per user, read back by the user.
+
+    Payloads carry ids, counts and scores, never memory text; a forget of a
+    user removes their events (one ``delete`` event that counts the records stays).
+    """
+
+    def record(
+        self, kind: AuditKind, *, user_id: str, thread_id: str | None = None, **payload: Any
+    ) -> AuditEvent:
+        """Append an event (in its own transaction) and return it."""
+        ...
+
+    def record_all(
+        self,
+        events: Sequence[tuple[AuditKind, Mapping[str, Any]]],
+        *,
+        user_id: str,
+        thread_id: str | None = None,
+    ) -> list[AuditEvent]:
+        """Append ``(kind, payload)`` events in one transaction and return them."""
+        ...
+
+    def events(
+        self,
+        user_id: str,
+        *,
+        kinds: Iterable[AuditKind] | None = None,
+        thread_id: str | None = None,
+        limit: int | None = None,
+    ) -> list[AuditEvent]:
+        """A user's events, oldest first (the newest ``limit`` of them)."""
+        ...
+
+
 class MemoryBackend(FactStore, Protocol):
     """Everything that lasts, for every user: what a ``MemoryStore`` stands on.
 
@@ -306,8 +402,16 @@ class MemoryBackend(FactStore, Protocol):
     """
 
     where: str
-    records: Any
-    audit: Any
+
+    @property
+    def records(self) -> RecordStore:
+        """The archive."""
+        ...
+
+    @property
+    def audit(self) -> AuditTrail:
+        """The audit log."""
+        ...
 
     # -- the turn log
     def read_thread(self, user_id: str, thread_id: str, cursor: LogCursor | None) -> ThreadRead:
@@ -345,9 +449,10 @@ class MemoryBackend(FactStore, Protocol):
         compress_seq: int,
         failures: int,
         audit: Mapping[str, Any],
-    ) -> bool:
+    ) -> ThreadHead | None:
         """Archive evicted turns (and the new summary) and move the window, in one
-        transaction - if the thread is still as ``head`` saw it (else nothing changes)."""
+        transaction - if the thread is still as ``head`` saw it; returns the head as
+        written (so the view needs no read), or ``None``, having changed nothing."""
         ...
 
     def note_compression_attempt(
@@ -356,8 +461,9 @@ class MemoryBackend(FactStore, Protocol):
         """Record a compression attempt that changed nothing."""
         ...
 
-    def advance_extraction(self, head: ThreadHead, through: int) -> bool:
-        """Move the thread's fact-extraction watermark (compare-and-set)."""
+    def advance_extraction(self, head: ThreadHead, through: int) -> ThreadHead | None:
+        """Move the thread's fact-extraction watermark from where ``head`` saw it
+        (compare-and-set); returns the head as written, or ``None`` if it had moved."""
         ...
 
     def clear_thread(self, user_id: str, thread_id: str) -> None:
@@ -436,4 +542,113 @@ class MemoryBackend(FactStore, Protocol):
 
     def close(self) -> None:
         """Flush and release everything."""
+        ...
+
+
+class Store(Protocol):
+    """What a :class:`~langchain_tiered_memory.memory.TieredMemory` needs of the store it
+    is a view of - all it reaches storage through.
+
+    :class:`~langchain_tiered_memory.store.MemoryStore` is one; the view reads
+    and writes through :attr:`backend` only (records, audit log, turn log,
+    facts), embeds recall queries with :attr:`embeddings`, and forgets a
+    whole user through :meth:`forget_user` (which also reaches what lies
+    outside the backend, such as LangGraph checkpoints).
+    """
+
+    @property
+    def backend(self) -> MemoryBackend:
+        """Everything that lasts."""
+        ...
+
+    @property
+    def embeddings(self) -> Embeddings | None:
+        """What recall embeds queries with (``None``: recall by keywords only)."""
+        ...
+
+    def forget_user(self, user_id: str) -> int:
+        """Delete a user from every tier and file; returns the archive records deleted."""
+        ...
+
+
+@runtime_checkable
+class StoreWithCheckpoints(Store, Protocol):
+    """A :class:`Store` that also keeps the LangGraph checkpoints of its threads in step
+    with forgets (:class:`~langchain_tiered_memory.store.MemoryStore` does).
+
+    The graph and the agent middleware call it at the end of a run during
+    which the user was forgotten; a store without it has no checkpoints to purge.
+    """
+
+    def purge_checkpoints_after_run(
+        self, thread_id: str, config: Mapping[str, Any] | None = None, *, timeout: float = 10.0
+    ) -> None:
+        """Delete the thread from every checkpointer once its run's checkpoints are saved."""
+        ...
+
+
+# -- optional capabilities (checked with isinstance) -----------------------------------
+
+
+@runtime_checkable
+class BackendCheckpoints(Protocol):
+    """A backend that keeps LangGraph checkpoints in its own database (Postgres does):
+    the store's default checkpointer is then the backend's, and a forget from any
+    worker reaches checkpoints another worker wrote."""
+
+    def checkpointer(self) -> Any:
+        """A LangGraph checkpointer on the backend's database."""
+        ...
+
+    async def acheckpointer(self) -> Any:
+        """An async checkpointer on the backend's database, bound to the running loop."""
+        ...
+
+    def has_checkpoints(self) -> bool:
+        """Whether the database holds checkpoint tables (another worker may have made them)."""
+        ...
+
+
+@runtime_checkable
+class Vacuums(Protocol):
+    """A backend that can rewrite its data files, so freed bytes leave them."""
+
+    def vacuum(self, *, full: bool = False) -> None:
+        """Reclaim the space of deleted rows (``full``: rewrite every file)."""
+        ...
+
+
+@runtime_checkable
+class Flushes(Protocol):
+    """Something that keeps writes in memory for a while (access times, an index file)."""
+
+    def flush(self) -> None:
+        """Write them now, leaving everything open."""
+        ...
+
+
+@runtime_checkable
+class Closes(Protocol):
+    """Something that holds resources until it is closed (an embedder's cache file)."""
+
+    def close(self) -> None:
+        """Release them."""
+        ...
+
+
+@runtime_checkable
+class EmbeddingCache(Protocol):
+    """Embeddings that keep copies of what they embedded (a cache) and can drop them:
+    a forget removes the forgotten texts' vectors from it."""
+
+    def forget_texts(self, texts: Iterable[str]) -> int:
+        """Drop the cached vectors of these texts; returns how many were cached."""
+        ...
+
+    def cache_keys(self, texts: Iterable[str]) -> list[str]:
+        """The keys the cache keeps these texts under (to drop them later without the texts)."""
+        ...
+
+    def forget_cache_keys(self, keys: Iterable[str]) -> int:
+        """Drop the cached vectors under these keys; returns how many there were."""
         ...

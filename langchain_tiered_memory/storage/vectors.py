@@ -7,20 +7,34 @@ an in-process FAISS index cached in a file) or
 :class:`~langchain_tiered_memory.storage.vectorstore.VectorStoreIndex` (any
 LangChain ``VectorStore``). :class:`NoVectorIndex` searches nothing: an
 archive without embeddings recalls by keywords only.
+
+What an index can do beyond the protocol is a protocol of its own, checked
+with ``isinstance``: :class:`InProcessIndex` (this process's own copy, caught
+up from SQLite with every process's writes) and :class:`WarmableIndex` (an
+approximate per-user index built ahead of a big user's first search).
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import NamedTuple, Protocol
+from typing import NamedTuple, Protocol, runtime_checkable
 
 import numpy as np
 
 from langchain_tiered_memory.records import MemoryRecord
 from langchain_tiered_memory.storage.base import RecordFilter
 
-__all__ = ["DenseQuery", "NoVectorIndex", "VectorEntry", "VectorIndex", "VectorKey", "unit_rows"]
+__all__ = [
+    "DenseQuery",
+    "InProcessIndex",
+    "NoVectorIndex",
+    "VectorEntry",
+    "VectorIndex",
+    "VectorKey",
+    "WarmableIndex",
+    "unit_rows",
+]
 
 
 class VectorKey(NamedTuple):
@@ -61,6 +75,7 @@ class DenseQuery:
     candidates: Callable[[], np.ndarray]
 
 
+@runtime_checkable
 class VectorIndex(Protocol):
     """The vector half of an archive (the SQLite half is shared).
 
@@ -74,14 +89,10 @@ class VectorIndex(Protocol):
         needs_outbox: Index writes can fail independently of SQLite (a remote
             store), so the archive keeps an outbox of pending adds/deletes and
             replays it.
-        in_process: The index is this process's own copy (FAISS): the archive
-            catches it up from SQLite with every process's adds and deletes
-            (it must then also have ``add_vectors(ids, users, vectors)``).
     """
 
     needs_vectors: bool
     exact_filter: bool
-    in_process: bool
     needs_outbox: bool
 
     def add(self, entries: Sequence[VectorEntry]) -> None:
@@ -117,6 +128,33 @@ class VectorIndex(Protocol):
         ...
 
 
+@runtime_checkable
+class InProcessIndex(VectorIndex, Protocol):
+    """A :class:`VectorIndex` that is this process's own copy of the vectors (FAISS).
+
+    The archive catches it up from SQLite - every process's adds (their
+    vectors are stored there) and deletes (the ``deleted_vectors`` log) -
+    before each dense search and before its file is written, and writes the
+    file under a lock shared by processes.
+    """
+
+    def add_vectors(self, ids: np.ndarray, users: Sequence[str], vectors: np.ndarray) -> None:
+        """Index unit ``vectors`` under new row ``ids``, owned by ``users`` (one each)."""
+        ...
+
+
+@runtime_checkable
+class WarmableIndex(Protocol):
+    """An index that can prepare a big user's approximate search ahead of their first recall."""
+
+    def warm_user(self, user: str, candidates: Callable[[], np.ndarray]) -> bool:
+        """Build ``user``'s approximate index now if they need one; True if it was built.
+
+        ``candidates`` returns the user's row ids (a SQL query).
+        """
+        ...
+
+
 def unit_rows(vectors: np.ndarray) -> np.ndarray:
     """Rows scaled to unit length (zero rows stay zero), as contiguous float32.
 
@@ -143,7 +181,6 @@ class NoVectorIndex:
     needs_vectors = False
     exact_filter = True
     needs_outbox = False
-    in_process = False
 
     def add(self, entries: Sequence[VectorEntry]) -> None:
         """Nothing to index."""

@@ -38,7 +38,7 @@ from __future__ import annotations
 import logging
 import os
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any, Literal
+from typing import Any, Literal, Protocol, runtime_checkable
 
 import numpy as np
 from langchain_core.documents import Document
@@ -57,6 +57,7 @@ from langchain_tiered_memory.storage.vectors import (
 
 __all__ = [
     "FilterBuilder",
+    "ScoresByVector",
     "VectorStoreArchive",
     "VectorStoreIndex",
     "callable_filter",
@@ -66,6 +67,21 @@ __all__ = [
 logger = logging.getLogger(__name__)
 
 FilterBuilder = Callable[[RecordFilter], Any]
+
+
+@runtime_checkable
+class ScoresByVector(Protocol):
+    """A vector store that searches by a query vector with scores (not every store can).
+
+    With one, recall embeds the query once and searches by that vector;
+    without, it passes the query text.
+    """
+
+    def similarity_search_with_score_by_vector(
+        self, embedding: list[float], k: int = 4, **kwargs: Any
+    ) -> list[tuple[Document, float]]:
+        """The ``k`` documents nearest ``embedding`` with their scores."""
+        ...
 
 
 def callable_filter(flt: RecordFilter) -> Callable[[Document], bool]:
@@ -140,7 +156,6 @@ class VectorStoreIndex:
     needs_vectors = False
     exact_filter = False
     needs_outbox = True
-    in_process = False
 
     def __init__(
         self,
@@ -193,13 +208,14 @@ class VectorStoreIndex:
         if query.text is not None:
             pairs = self.store.similarity_search_with_score(query.text, k=k, **kwargs)
         else:
-            by_vector = getattr(self.store, "similarity_search_with_score_by_vector", None)
-            if by_vector is None or query.vector is None:
+            if not isinstance(self.store, ScoresByVector) or query.vector is None:
                 raise TypeError(
                     f"{type(self.store).__name__} cannot search by vector with scores; pass the "
                     "query text to dense_search instead"
                 )
-            pairs = by_vector(query.vector.tolist(), k=k, **kwargs)
+            pairs = self.store.similarity_search_with_score_by_vector(
+                query.vector.tolist(), k=k, **kwargs
+            )
         hits = []
         for doc, raw in pairs:
             rowid = doc.metadata.get("rowid")

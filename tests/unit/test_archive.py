@@ -440,7 +440,7 @@ def test_delete_user_leaves_no_bytes_behind(path: Path) -> None:
         )
     a.hook("alice", "t1")([Turn(0, (HumanMessage("my pin is pinnumber8675309"),))])
     a.audit.record("recall", user_id="alice", query="ultramarinexylophone?")
-    alice_vectors = [e.vector for e in a._entries("user_id=?", ["alice"])]
+    alice_vectors = [e.vector for e in a.index_sync.entries("user_id=?", ["alice"])]
     assert b"ultramarinexylophone" in raw_bytes(path.parent)
 
     assert a.delete_user("alice") == 241

@@ -83,7 +83,7 @@ def test_users_sharing_a_shard_stay_isolated(path: Path) -> None:
             hits = archive.keyword_search("note", user_id=user, n=50)
             assert len(hits) == 6 and {r.user_id for r, _ in hits} == {user}
     with SQLiteArchive(path, embeddings=DeterministicFakeEmbedding(size=16)) as again:
-        assert again._fts_count == 1  # an existing archive keeps its shard count
+        assert again.keywords.count == 1  # an existing archive keeps its shard count
         assert len(again.keyword_search("tea", user_id="ana")) > 0
 
 
@@ -94,7 +94,7 @@ def test_filtered_keyword_search_is_exact(archive: SQLiteArchive) -> None:
         for i in range(60)
     ]
     archive.add(records)
-    table = archive._user_fts("ana")
+    table = archive.keywords.table("ana")
     match = f'owner : "{owner_token("ana")}" AND text : ({fts_query("tea peanut")})'
 
     def reference(where: str, params: list[object], n: int) -> list[str]:

@@ -187,3 +187,32 @@ def test_bad_arguments(store: InMemoryVectorStore, tmp_path: Path) -> None:
         VectorStoreArchive(store, tmp_path / "r.sqlite", overfetch=0)
     with pytest.raises(ValueError, match="does not exist"):
         VectorStoreArchive(store, tmp_path / "missing" / "r.sqlite")
+
+
+class TextOnlyStore(InMemoryVectorStore):
+    """A store that searches by text only (as some LangChain stores do)."""
+
+    similarity_search_with_score_by_vector = None  # type: ignore[assignment]
+
+    def similarity_search_with_score(
+        self, query: str, k: int = 4, **kwargs: Any
+    ) -> list[tuple[Any, float]]:
+        found = self._similarity_search_with_score_by_vector(self.embedding.embed_query(query), k)
+        return [(doc, score) for doc, score, _vector in found]
+
+
+def test_a_store_that_cannot_search_by_vector_is_searched_by_text(tmp_path: Path) -> None:
+    with VectorStoreArchive(
+        TextOnlyStore(DeterministicFakeEmbedding(size=32)), tmp_path / "r.sqlite"
+    ) as archive:
+        archive.add([fact("ana", "likes green tea", "f1")])
+        assert [r.id for r, _ in archive.dense_search("likes green tea", user_id="ana")] == ["f1"]
+        vector = archive.embed_query("likes green tea")
+        with pytest.raises(TypeError, match="TextOnlyStore cannot search by vector"):
+            archive.dense_search(vector, user_id="ana")
+    with VectorStoreArchive(
+        InMemoryVectorStore(DeterministicFakeEmbedding(size=32)), tmp_path / "s.sqlite"
+    ) as archive:
+        archive.add([fact("ana", "likes green tea", "f1")])
+        vector = archive.embed_query("likes green tea")
+        assert [r.id for r, _ in archive.dense_search(vector, user_id="ana")] == ["f1"]

@@ -70,9 +70,8 @@ class FaissIndex:
     needs_vectors = True
     exact_filter = True
     needs_outbox = False
-    #: Each process holds its own copy: the archive catches it up with the
-    #: adds and deletes other processes commit (see ``add_vectors``).
-    in_process = True
+    # An InProcessIndex (add_vectors): each process holds its own copy, and the
+    # archive catches it up with the adds and deletes other processes commit.
 
     #: A big index is written after ``ntotal // save_fraction`` adds at least
     #: (see ``save_every``), so rewriting it costs at most a bounded share of

@@ -20,12 +20,10 @@ blocking writes; until it is valid, searches stay exact. Searches by user
 only use it; a search with a thread, kind or time filter stays exact.
 Forgetting the user drops the index.
 
-The threshold is measured (``benchmarks/README.md``, "exact or HNSW"): exact
-scoring of a user's vectors through the covering index costs about 1-2 us
-a vector (0.7 ms at 1,000, 10 ms at 10,000, 19 ms at 20,000, 70 ms at
-50,000 records), an HNSW search with ``ef_search`` 200 (what 200 recall
-candidates need) 10-14 ms whatever the size: the two cross near 15,000
-records, so users past 20,000 get an index.
+The threshold is measured: exact and HNSW searches cost about the same near
+15,000 records, so users past 20,000 get an index (the figures are in the
+documentation's "What the benchmarks found", ``docs/explanation/benchmarks.md``,
+from ``benchmarks/README.md``, "exact or HNSW").
 """
 
 from __future__ import annotations

@@ -37,7 +37,7 @@ import numpy as np
 from langchain_core.embeddings import Embeddings
 
 from langchain_tiered_memory.records import MemoryRecord, RecordKind
-from langchain_tiered_memory.storage.base import RecordFilter, check_user
+from langchain_tiered_memory.storage.base import EmbeddingCache, RecordFilter, check_user
 from langchain_tiered_memory.storage.codec import (
     embeddings_id,
     encode_record,
@@ -114,7 +114,7 @@ def record_insert_sql(*, with_rid: bool = False) -> str:
 _INSERT = record_insert_sql()
 
 #: A row the shared forget code handles: ``(rid, record id, text)``.
-Row = tuple[int, str, str]
+Row = Sequence[Any]
 
 
 @dataclass(frozen=True)
@@ -561,6 +561,10 @@ class PostgresRecordStore(RecordReads):
         """Write noted access times now; returns how many records changed."""
         return self.access.flush()
 
+    def flush(self) -> None:
+        """Write what is kept in memory now (the noted access times)."""
+        self.flush_access()
+
     _decode = staticmethod(_record)
 
     def _ids_in(self, ids: Sequence[str]) -> tuple[str, list[Any]]:
@@ -821,9 +825,8 @@ class PostgresRecordStore(RecordReads):
         the forget's process died (no rows; the cache entries by ``cache_keys``)."""
         self.access.drop(user_id, None if whole_user else [r[1] for r in rows])
         self._forget_texts([r[2] for r in rows if r[2] is not None])
-        forget_keys = getattr(self.embeddings, "forget_cache_keys", None)
-        if forget_keys is not None and cache_keys:
-            forget_keys(cache_keys)
+        if isinstance(self.embeddings, EmbeddingCache) and cache_keys:
+            self.embeddings.forget_cache_keys(cache_keys)
         if whole_user:
             try:
                 self.ann.drop(user_id)
@@ -833,13 +836,12 @@ class PostgresRecordStore(RecordReads):
 
     def cache_keys(self, texts: Sequence[str]) -> list[str]:
         """The keys the embedder's disk cache keeps these texts' vectors under (digests)."""
-        keys = getattr(self.embeddings, "cache_keys", None)
-        return list(keys(texts)) if keys is not None and texts else []
+        cache = self.embeddings
+        return list(cache.cache_keys(texts)) if isinstance(cache, EmbeddingCache) and texts else []
 
     def _forget_texts(self, texts: Sequence[str]) -> None:
-        forget = getattr(self.embeddings, "forget_texts", None)
-        if forget is not None and texts:
-            forget(list(texts))
+        if isinstance(self.embeddings, EmbeddingCache) and texts:
+            self.embeddings.forget_texts(list(texts))
 
     def delete(self, ids: Sequence[str], *, user_id: str) -> int:
         """Forget these records of ``user_id`` (ids of other users are ignored); returns

@@ -11,11 +11,19 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 from contextlib import AbstractContextManager
-from typing import Any, Protocol
+from typing import Any, Protocol, runtime_checkable
 
 from langchain_tiered_memory.ids import id_part
 
-__all__ = ["Cursor", "Database", "Tx", "facts_key", "thread_key", "user_key"]
+__all__ = [
+    "Cursor",
+    "Database",
+    "LoggedDatabase",
+    "Tx",
+    "facts_key",
+    "thread_key",
+    "user_key",
+]
 
 
 class Cursor(Protocol):
@@ -76,6 +84,16 @@ class Database(Protocol):
         exclusive for a forget), then ``thread:<user>:<thread>`` or
         ``facts:<user>`` exclusively - always in that order.
         """
+        ...
+
+
+@runtime_checkable
+class LoggedDatabase(Protocol):
+    """A :class:`Database` with a write-ahead log that keeps deleted rows' bytes until it
+    is checkpointed (SQLite's WAL): a forget checkpoints and truncates it."""
+
+    def checkpoint(self) -> bool:
+        """Fold the log into the database file and truncate it; True if it was."""
         ...
 
 

@@ -32,20 +32,17 @@ from __future__ import annotations
 
 import json
 import logging
-from collections.abc import Iterable
-from dataclasses import dataclass, field
+from collections.abc import Iterable, Mapping, Sequence
 from datetime import datetime, timezone
-from typing import Any, Literal, cast, get_args
+from typing import Any, cast
 
+from langchain_tiered_memory.storage.base import AUDIT_KINDS, AuditEvent, AuditKind
 from langchain_tiered_memory.storage.codec import from_micros, to_micros
 from langchain_tiered_memory.storage.sql import Database, Tx
 
 __all__ = ["AUDIT_KINDS", "AuditEvent", "AuditKind", "AuditLog"]
 
 logger = logging.getLogger(__name__)
-
-AuditKind = Literal["page_out", "page_in", "compression", "recall", "write", "delete", "error"]
-AUDIT_KINDS: frozenset[str] = frozenset(get_args(AuditKind))
 
 
 def _json_default(value: Any) -> Any:
@@ -64,44 +61,6 @@ def _dumps(value: Any) -> str:
     return json.dumps(value, default=_json_default, ensure_ascii=False, separators=(",", ":"))
 
 
-@dataclass(frozen=True)
-class AuditEvent:
-    """One audit event, as read back from the log.
-
-    Attributes:
-        id: Increasing event number (unique in the database).
-        at: When it happened (UTC).
-        user_id: Whose memory it concerns.
-        thread_id: The conversation, when it concerns one.
-        kind: ``page_out``, ``page_in``, ``compression``, ``recall``, ``write``,
-            ``delete`` or ``error``.
-        payload: JSON data (ids, counts, scores - no deleted text).
-    """
-
-    id: int
-    at: datetime
-    user_id: str
-    thread_id: str | None
-    kind: AuditKind
-    payload: dict[str, Any] = field(default_factory=dict)
-
-    def to_dict(self) -> dict[str, Any]:
-        """JSON-ready form (``at`` as ISO 8601).
-
-        Example:
-            >>> AuditEvent(1, from_micros(0), "ana", None, "write", {"ids": ["a"]}).to_dict()["at"]
-            '1970-01-01T00:00:00+00:00'
-        """
-        return {
-            "id": self.id,
-            "at": self.at.isoformat(),
-            "user_id": self.user_id,
-            "thread_id": self.thread_id,
-            "kind": self.kind,
-            "payload": self.payload,
-        }
-
-
 def _check_kind(kind: str) -> None:
     if kind not in AUDIT_KINDS:
         raise ValueError(f"unknown audit event kind {kind!r}; use one of {sorted(AUDIT_KINDS)}")
@@ -113,7 +72,8 @@ def _check_user(user_id: object) -> None:
 
 
 class AuditLog:
-    """Audit events in a backend's database (table ``audit_events``).
+    """Audit events in a backend's database (table ``audit_events``): an
+    :class:`~langchain_tiered_memory.storage.base.AuditTrail`.
 
     Args:
         db: The backend's :class:`~langchain_tiered_memory.storage.sql.Database`
@@ -134,6 +94,36 @@ class AuditLog:
         """
         with self.db.write() as tx:
             return self.insert(tx, kind, user_id=user_id, thread_id=thread_id, payload=payload)
+
+    def record_all(
+        self,
+        events: Sequence[tuple[AuditKind, Mapping[str, Any]]],
+        *,
+        user_id: str,
+        thread_id: str | None = None,
+    ) -> list[AuditEvent]:
+        """Append ``(kind, payload)`` events in one transaction and return them.
+
+        Raises:
+            ValueError: for an unknown kind or an empty ``user_id`` (nothing is written).
+            TypeError: for a payload value that is not JSON-serialisable (nothing is written).
+
+        Example:
+            >>> from langchain_tiered_memory.storage.sqlite.db import SQLiteDatabase
+            >>> from langchain_tiered_memory.storage.sqlite.schema import create_schema
+            >>> db = SQLiteDatabase(None)
+            >>> _ = create_schema(db)
+            >>> log = AuditLog(db)
+            >>> [e.kind for e in log.record_all([("recall", {"hits": 1}), ("page_in", {})],
+            ...                                 user_id="ana")]
+            ['recall', 'page_in']
+            >>> db.close()
+        """
+        with self.db.write() as tx:
+            return [
+                self.insert(tx, kind, user_id=user_id, thread_id=thread_id, payload=dict(payload))
+                for kind, payload in events
+            ]
 
     def insert(
         self,

@@ -48,6 +48,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable, Mapping, Sequence
+from dataclasses import replace
 from datetime import datetime, timezone
 from typing import Any, Protocol, TypeVar
 
@@ -62,13 +63,22 @@ from langchain_tiered_memory.records import (
 )
 from langchain_tiered_memory.storage.base import (
     AppendResult,
+    Flushes,
     LogCursor,
+    RecordStore,
     ThreadHead,
     ThreadRead,
     check_user,
 )
 from langchain_tiered_memory.storage.codec import to_micros
-from langchain_tiered_memory.storage.sql import Database, Tx, facts_key, thread_key, user_key
+from langchain_tiered_memory.storage.sql import (
+    Database,
+    LoggedDatabase,
+    Tx,
+    facts_key,
+    thread_key,
+    user_key,
+)
 from langchain_tiered_memory.storage.sql.audit import AuditKind, AuditLog
 from langchain_tiered_memory.storage.sql.facts import FactLog
 from langchain_tiered_memory.storage.sql.forgets import ForgetIntent, ForgetLog
@@ -110,11 +120,11 @@ class RecordWriter(Protocol):
 
     def find_rows(
         self, tx: Any, user_id: str, *, ids: Sequence[str] | None = None, kinds: Sequence[str] = ()
-    ) -> list[tuple[Row, MemoryRecord]]:
+    ) -> Sequence[tuple[Row, MemoryRecord]]:
         """A user's rows (by id, or of some kinds, or all), with their records."""
         ...
 
-    def user_rows(self, tx: Any, user_id: str, *, thread_id: str | None = None) -> list[Row]:
+    def user_rows(self, tx: Any, user_id: str, *, thread_id: str | None = None) -> Sequence[Row]:
         """Every row of a user (or of one of their threads)."""
         ...
 
@@ -150,6 +160,10 @@ class RecordWriter(Protocol):
         ...
 
 
+class SQLRecordStore(RecordStore, RecordWriter, Protocol):
+    """A dialect's record store: the archive's public API and what the shared operations use."""
+
+
 def _summary_through(record: MemoryRecord) -> int:
     """The newest turn a summary record carries (every one before it too)."""
     through = record.metadata.get("through")
@@ -172,7 +186,7 @@ class SQLBackend:
         where: Where it lives, for messages.
     """
 
-    def __init__(self, db: Database, records: Any, *, where: str) -> None:
+    def __init__(self, db: Database, records: SQLRecordStore, *, where: str) -> None:
         self.db = db
         self.where = where
         self.records = records
@@ -220,10 +234,11 @@ class SQLBackend:
         compress_seq: int,
         failures: int,
         audit: Mapping[str, Any],
-    ) -> bool:
+    ) -> ThreadHead | None:
         """Archive the evicted turns (and a changed summary) and move the window, atomically.
 
-        Returns False, having changed nothing, when the thread's window
+        Returns the thread's head as written (the window moved, ``version``
+        one up), or ``None``, having changed nothing, when the thread's window
         changed since ``head`` was read or the user was forgotten.
         """
         user, thread = head.user_id, head.thread_id
@@ -263,9 +278,17 @@ class SQLBackend:
                 self.audit.insert(tx, kind, user_id=user, thread_id=thread, payload=dict(audit))
         except _Stale:
             logger.info("thread %s/%s changed meanwhile; this compression is dropped", user, thread)
-            return False
+            return None
         self._finish_write(entries)
-        return True
+        return replace(
+            head,
+            buffer_start=buffer_start,
+            summary=summary,
+            summarized_through=summarized_through,
+            compress_seq=compress_seq,
+            failures=failures,
+            version=head.version + 1,  # as ThreadLog.commit_compression wrote it
+        )
 
     def _finish_write(self, entries: Sequence[Any]) -> None:
         try:
@@ -279,9 +302,12 @@ class SQLBackend:
         """Record a compression attempt that changed nothing (a failed summary)."""
         self.threads_log.note_attempt(head, compress_seq=compress_seq, failures=failures)
 
-    def advance_extraction(self, head: ThreadHead, through: int) -> bool:
-        """Move the extraction watermark forward (compare-and-set)."""
-        return self.threads_log.advance_extraction(head, through)
+    def advance_extraction(self, head: ThreadHead, through: int) -> ThreadHead | None:
+        """Move the extraction watermark forward (compare-and-set); the head as written,
+        or ``None`` when another view moved it first."""
+        if not self.threads_log.advance_extraction(head, through):
+            return None
+        return replace(head, extracted_through=through)
 
     def clear_thread(self, user_id: str, thread_id: str) -> None:
         """Empty a thread's buffer and summary; its turns stay in the archive."""
@@ -444,9 +470,8 @@ class SQLBackend:
 
     def _purge(self) -> None:
         """After a forget: overwrite what the database keeps of deleted rows (the WAL)."""
-        checkpoint = getattr(self.db, "checkpoint", None)
-        if checkpoint is not None:
-            checkpoint()
+        if isinstance(self.db, LoggedDatabase):
+            self.db.checkpoint()
 
     def expired_users(self, now: datetime) -> list[str]:
         """Users with a record or a fact version whose expiry has passed at ``now``."""
@@ -581,7 +606,7 @@ class SQLBackend:
             with self.db.write() as tx:
                 self.db.lock_key(tx, user_key(user_id), shared=True)
                 self.db.lock_key(tx, thread_key(user_id, thread_id))
-                rows = self.records.user_rows(tx, user_id, thread_id=thread_id)
+                rows = list(self.records.user_rows(tx, user_id, thread_id=thread_id))
                 intent = self._open_intent(tx, user_id, rows, threads=[thread_id], whole_user=False)
                 self.threads_log.delete_thread(tx, user_id, thread_id)
                 self.records.forget_rows(tx, user_id, rows, whole_user=False)
@@ -599,7 +624,7 @@ class SQLBackend:
         def commit() -> tuple[ForgetIntent, list[Row]]:
             with self.db.write() as tx:
                 self.db.lock_key(tx, user_key(user_id))
-                rows = self.records.user_rows(tx, user_id)
+                rows = list(self.records.user_rows(tx, user_id))
                 threads = self.threads_log.user_threads(tx, user_id)
                 intent = self._open_intent(tx, user_id, rows, threads=threads, whole_user=True)
                 self.records.forget_rows(tx, user_id, rows, whole_user=True)
@@ -639,9 +664,8 @@ class SQLBackend:
     def flush(self) -> None:
         """Write what the record store keeps in memory (access times, a vector index
         file) without closing anything."""
-        flush = getattr(self.records, "flush", None) or getattr(self.records, "flush_access", None)
-        if flush is not None:
-            flush()
+        if isinstance(self.records, Flushes):
+            self.records.flush()
 
     def close(self) -> None:
         """Flush and close the record store and the database."""

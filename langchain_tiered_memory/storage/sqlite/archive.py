@@ -10,11 +10,13 @@ The vector half is a :class:`~langchain_tiered_memory.storage.vectors.VectorInde
 :class:`~langchain_tiered_memory.storage.vectorstore.VectorStoreArchive` any
 LangChain ``VectorStore``.
 
-The jobs live apart, as Postgres's do: the keyword index's shards in
-:mod:`.keywords`, keeping the vector index in step with the records (the
-outbox, catch-up, rebuild) in :mod:`.outbox`, the table's columns in
+The jobs live apart, as Postgres's do, each an object the archive holds: the
+keyword index's shards (:class:`~.keywords.KeywordShards`, ``archive.keywords``),
+keeping the vector index in step with the records - the outbox, catch-up,
+rebuild (:class:`~.outbox.VectorIndexSync`, ``archive.index_sync``) - and the
+access times recall notes (``archive.access``); the table's columns are in
 :mod:`.rows`, and what both SQL record stores share - the reads, the access
-times - in :mod:`langchain_tiered_memory.storage.sql`; this module writes,
+times - in :mod:`langchain_tiered_memory.storage.sql`. This module writes,
 forgets and searches.
 
 It works alone (``SQLiteArchive(path, embeddings=...)``, what the retrieval
@@ -28,10 +30,8 @@ from __future__ import annotations
 
 import json
 import logging
-import math
 import os
 import sqlite3
-import threading
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timezone
@@ -42,20 +42,14 @@ import numpy as np
 from langchain_core.embeddings import Embeddings
 
 from langchain_tiered_memory.records import MemoryRecord, RecordKind, turn_record
-from langchain_tiered_memory.storage.base import RecordFilter, check_user
+from langchain_tiered_memory.storage.base import EmbeddingCache, RecordFilter, check_user
 from langchain_tiered_memory.storage.codec import embeddings_id as codec_embeddings_id
 from langchain_tiered_memory.storage.codec import (
     encode_record,
     to_micros,
 )
 from langchain_tiered_memory.storage.faiss.index import FaissIndex
-from langchain_tiered_memory.storage.fts import (
-    fts_document,
-    fts_shard,
-    fts_table,
-    fts_terms,
-    owner_token,
-)
+from langchain_tiered_memory.storage.fts import fts_terms
 from langchain_tiered_memory.storage.sql.access import AccessTimes
 from langchain_tiered_memory.storage.sql.audit import AuditLog
 from langchain_tiered_memory.storage.sql.records import (
@@ -71,20 +65,21 @@ from langchain_tiered_memory.storage.sqlite.db import SQLiteDatabase, SQLiteTx
 from langchain_tiered_memory.storage.sqlite.keywords import KeywordShards
 from langchain_tiered_memory.storage.sqlite.outbox import VectorIndexSync
 from langchain_tiered_memory.storage.sqlite.rows import (
-    _CHUNK,
-    _COLS,
-    _R_COLS,
-    _chunks,
-    _marks,
-    _row_record,
+    CHUNK,
+    COLUMNS,
+    R_COLUMNS,
+    id_chunks,
+    marks,
+    row_record,
 )
-from langchain_tiered_memory.storage.sqlite.schema import create_schema
+from langchain_tiered_memory.storage.sqlite.schema import create_schema, read_meta, write_meta
 from langchain_tiered_memory.storage.vectors import (
     DenseQuery,
     NoVectorIndex,
     VectorEntry,
     VectorIndex,
     VectorKey,
+    WarmableIndex,
     unit_rows,
 )
 from langchain_tiered_memory.tiers.turns import Turn
@@ -113,7 +108,7 @@ class PreparedRecords:
 _ArchiveT = TypeVar("_ArchiveT", bound="BaseSQLiteArchive")
 
 
-class BaseSQLiteArchive(KeywordShards, VectorIndexSync, RecordReads):
+class BaseSQLiteArchive(RecordReads):
     """The SQLite half of an archive: records, FTS5 keyword index, audit log, forgetting.
 
     Subclasses supply the vector half as a :class:`VectorIndex`
@@ -133,7 +128,7 @@ class BaseSQLiteArchive(KeywordShards, VectorIndexSync, RecordReads):
 
     Search cost follows the user's records, not the archive's: the keyword
     index is split into :attr:`fts_shards` FTS5 tables by user
-    (:func:`fts_shard`), dense search scores only the user's vectors, and
+    (:class:`~.keywords.KeywordShards`), dense search scores only the user's vectors, and
     only the returned hits are read back from SQLite (by row id). Recall
     marks what it returns as accessed with :meth:`note_access`, which writes
     in the background instead of on the query's path.
@@ -141,9 +136,14 @@ class BaseSQLiteArchive(KeywordShards, VectorIndexSync, RecordReads):
 
     index: VectorIndex
     overfetch: int = 4
-    _record_columns = _R_COLS
-    _id_chunk = _CHUNK
-    _owner_is = "+r.user_id=?"  # +: see the note above _COLS
+    #: Keyword-index shards of a new archive; an existing archive keeps the
+    #: number it was built with (``keywords.count``). Each shard that holds
+    #: records is one FTS5 table (five SQLite tables), parsed by every new
+    #: connection, so more shards make connections slower to open.
+    fts_shards: int = 128
+    _record_columns = R_COLUMNS
+    _id_chunk = CHUNK
+    _owner_is = "+r.user_id=?"  # +: see the note above rows.COLUMNS
     #: Access times noted by :meth:`note_access` are written by a background
     #: thread at most about this many seconds later (:attr:`access_flush_seconds`).
     default_access_flush_seconds: float = 1.0
@@ -169,21 +169,12 @@ class BaseSQLiteArchive(KeywordShards, VectorIndexSync, RecordReads):
         self._db = db
         #: The SQLite file (``None`` for an in-memory archive).
         self.path = db.path
-        self._outbox_pending = False
-        self._index_broken = False
-        self._fts_count = 1
-        self._fts_known: set[int] = set()  # shard tables known to be committed
-        self._fts_created: set[int] = set()  # shard tables this process created
         self._user_sizes: dict[str, int] = {}  # records per user, counted once, kept current
         #: Access times noted by :meth:`note_access`, written in the background.
         self.access = AccessTimes(self._write_access, interval=self.default_access_flush_seconds)
-        # how far this process's in-process vector index has caught up with the
-        # records (its own writes and other processes'): the newest row id added
-        # and the newest entry of the deletion log applied
-        self._sync_lock = threading.Lock()
+        #: The keyword index (FTS5 tables sharded by user).
+        self.keywords = KeywordShards(db, shards=self.fts_shards)
         self._closed = False
-        self._seen_rid = 0
-        self._seen_delete = 0
         try:
             if self._owns_db:
                 create_schema(self._db)
@@ -191,9 +182,19 @@ class BaseSQLiteArchive(KeywordShards, VectorIndexSync, RecordReads):
             self._dim = self._init_dim(dim)
             self._check_embeddings_id(embeddings_id)
             self.index = self._make_index()
-            self._check_fts()
-            self._outbox_pending = bool(self._db.query("SELECT 1 FROM vector_outbox LIMIT 1"))
-            self._open_index()
+            #: Keeps :attr:`index` in step with the records (outbox, catch-up, rebuild).
+            self.index_sync = VectorIndexSync(
+                db,
+                self.index,
+                audit=self.audit,
+                lock_path=None
+                if self.path is None
+                else self.path.with_name(self.path.name + ".lock"),
+                vector_size=lambda: self._dim,
+                fill_vectors=self._fill_vectors,
+            )
+            self.keywords.open()
+            self.index_sync.open()
         except BaseException:
             if self._owns_db:
                 self._db.close()
@@ -211,18 +212,10 @@ class BaseSQLiteArchive(KeywordShards, VectorIndexSync, RecordReads):
         """The unit query vector for ``text``."""
         raise NotImplementedError(f"{type(self).__name__} cannot embed queries")
 
-    # ---- schema and meta
-
-    def _meta(self, key: str) -> str | None:
-        rows = self._db.query("SELECT value FROM meta WHERE key=?", [key])
-        return rows[0][0] if rows else None
-
-    @staticmethod
-    def _set_meta(conn: SQLiteTx, key: str, value: str) -> None:
-        conn.execute("INSERT OR REPLACE INTO meta (key, value) VALUES (?, ?)", (key, value))
+    # ---- the vectors' size and embedder
 
     def _init_dim(self, dim: int | None) -> int | None:
-        stored = self._meta("dim")
+        stored = read_meta(self._db, "dim")
         if dim is not None and dim < 1:
             raise ValueError(f"dim must be >= 1, got {dim}")
         if stored is not None:
@@ -231,7 +224,7 @@ class BaseSQLiteArchive(KeywordShards, VectorIndexSync, RecordReads):
             return int(stored)
         if dim is not None:
             with self._db.write() as conn:
-                self._set_meta(conn, "dim", str(dim))
+                write_meta(conn, "dim", str(dim))
         return dim
 
     def _dim_error(self, built: int, got: int) -> ValueError:
@@ -245,7 +238,7 @@ class BaseSQLiteArchive(KeywordShards, VectorIndexSync, RecordReads):
         archive without vectors takes the new ones), before anything is written."""
         if embeddings_id is None:
             return
-        stored = self._meta("embeddings")
+        stored = read_meta(self._db, "embeddings")
         if stored is not None and same_embedder(stored, embeddings_id):
             return
         if stored is not None and self._db.query(
@@ -253,18 +246,50 @@ class BaseSQLiteArchive(KeywordShards, VectorIndexSync, RecordReads):
         ):
             raise wrong_embedder(self._db.where, stored, embeddings_id)
         with self._db.write() as conn:
-            self._set_meta(conn, "embeddings", embeddings_id)
+            write_meta(conn, "embeddings", embeddings_id)
             if stored is not None:  # no vectors were kept: the new model's size goes
                 conn.execute("DELETE FROM meta WHERE key='dim'")
         if stored is not None:
             self._dim = None
 
+    def _fill_vectors(self, entries: list[VectorEntry]) -> list[VectorEntry]:
+        """Embed and store the vectors ``entries`` lack (for a rebuild of the index)."""
+        missing = [i for i, e in enumerate(entries) if e.vector is None]
+        if not missing:
+            return entries
+        filled = list(entries)
+        vectors = self._embed_documents([entries[i].record.text for i in missing])
+        with self._db.write() as conn:
+            for i, vector in zip(missing, vectors, strict=True):
+                conn.execute(
+                    "UPDATE records SET vector=? WHERE rid=?", (vector.tobytes(), entries[i].rowid)
+                )
+                filled[i] = VectorEntry(entries[i].rowid, entries[i].record, vector)
+            if self._dim is None:
+                write_meta(conn, "dim", str(vectors.shape[1]))
+        self._dim = self._dim or int(vectors.shape[1])
+        return filled
+
+    # ---- the vector index
+
+    def sync_index(self) -> None:
+        """Catch this process's vector index up with the records (any process's writes).
+
+        See :meth:`~.outbox.VectorIndexSync.sync`: what every dense search does first.
+        """
+        self.index_sync.sync()
+
+    def rebuild_index(self) -> None:
+        """Rebuild the vector index from the records in SQLite (stored vectors reused;
+        records without one embedded again)."""
+        self.index_sync.rebuild()
+
     # ---- writing
 
     def _owners(self, ids: Sequence[str], conn: SQLiteTx | None = None) -> dict[str, str]:
         owners: dict[str, str] = {}
-        for chunk in _chunks(list(ids)):
-            sql = f"SELECT id, user_id FROM records WHERE id IN ({_marks(len(chunk))})"
+        for chunk in id_chunks(list(ids)):
+            sql = f"SELECT id, user_id FROM records WHERE id IN ({marks(len(chunk))})"
             rows = conn.execute(sql, chunk).fetchall() if conn else self._db.query(sql, chunk)
             owners.update(rows)
         return owners
@@ -295,12 +320,7 @@ class BaseSQLiteArchive(KeywordShards, VectorIndexSync, RecordReads):
                 to_micros(record.expires_at) if record.expires_at else None,
             ),
         )
-        shard = fts_shard(record.user_id, self._fts_count)
-        self._ensure_fts(conn, shard)
-        conn.execute(
-            f"INSERT INTO {fts_table(shard)} (rowid, text, owner) VALUES (?, ?, ?)",
-            (rid, fts_document(record.text), owner_token(record.user_id)),
-        )
+        self.keywords.add(conn, rid, record.text, record.user_id)
         if self.index.needs_outbox:
             conn.execute(
                 "INSERT OR REPLACE INTO vector_outbox (rid, record_id, op) VALUES (?, ?, 'add')",
@@ -315,25 +335,15 @@ class BaseSQLiteArchive(KeywordShards, VectorIndexSync, RecordReads):
         drops them). Returns the FTS tables they were removed from.
         """
         owners: dict[int, str] = {}
-        for chunk in _chunks([r[0] for r in rows]):
+        for chunk in id_chunks([r[0] for r in rows]):
             owners.update(
                 conn.execute(
-                    f"SELECT rid, user_id FROM records WHERE rid IN ({_marks(len(chunk))})", chunk
+                    f"SELECT rid, user_id FROM records WHERE rid IN ({marks(len(chunk))})", chunk
                 ).fetchall()
             )
-        by_table: dict[str, list[tuple[int, str, str]]] = {}
-        for rid, _id, text in rows:
-            owner = owners[rid]
-            by_table.setdefault(self._user_fts(owner), []).append(
-                (rid, fts_document(text), owner_token(owner))
-            )
-        for table, items in by_table.items():
-            conn.executemany(
-                f"INSERT INTO {table} ({table}, rowid, text, owner) VALUES ('delete', ?, ?, ?)",
-                items,
-            )
-        for chunk in _chunks([r[0] for r in rows]):
-            conn.execute(f"DELETE FROM records WHERE rid IN ({_marks(len(chunk))})", chunk)
+        tables = self.keywords.remove(conn, [(rid, text, owners[rid]) for rid, _id, text in rows])
+        for chunk in id_chunks([r[0] for r in rows]):
+            conn.execute(f"DELETE FROM records WHERE rid IN ({marks(len(chunk))})", chunk)
         conn.executemany("INSERT INTO deleted_vectors (rid) VALUES (?)", ((r[0],) for r in rows))
         if self.index.needs_outbox:
             conn.executemany(
@@ -342,7 +352,7 @@ class BaseSQLiteArchive(KeywordShards, VectorIndexSync, RecordReads):
             )
         for rid in owners:
             self._user_sizes.pop(owners[rid], None)
-        return set(by_table)
+        return tables
 
     def add(self, records: Sequence[MemoryRecord]) -> None:
         """Store records (idempotent by id) and index them for both searches.
@@ -398,7 +408,7 @@ class BaseSQLiteArchive(KeywordShards, VectorIndexSync, RecordReads):
         check_owners([r for r, _, _ in prepared.items], owners)
         first = next((v for _, _, v in prepared.items if v is not None), None)
         if first is not None and self._dim is None:
-            self._set_meta(conn, "dim", str(first.shape[0]))
+            write_meta(conn, "dim", str(first.shape[0]))
         entries = []
         for record, encoded, vector in prepared.items:
             if record.id in owners:
@@ -422,10 +432,12 @@ class BaseSQLiteArchive(KeywordShards, VectorIndexSync, RecordReads):
             self.index.add(list(entries))
             self.index.flush()
 
-        self._after_commit([e.rowid for e in entries], [e.record.user_id for e in entries], update)
+        self.index_sync.after_commit(
+            [e.rowid for e in entries], [e.record.user_id for e in entries], update
+        )
 
     def _add(self, records: Sequence[MemoryRecord], *, page_out: bool) -> list[MemoryRecord]:
-        self._before_write()
+        self.index_sync.before_write()
         prepared = self.prepare(records)
         if not prepared.items:
             return []
@@ -472,18 +484,18 @@ class BaseSQLiteArchive(KeywordShards, VectorIndexSync, RecordReads):
         where, params = "user_id=?", [user_id]
         found: list[Sequence[Any]] = []
         if ids is not None:
-            for chunk in _chunks(list(dict.fromkeys(ids))):
+            for chunk in id_chunks(list(dict.fromkeys(ids))):
                 found += conn.execute(
-                    f"SELECT {_COLS} FROM records WHERE +user_id=? AND id IN "
-                    f"({_marks(len(chunk))})",
+                    f"SELECT {COLUMNS} FROM records WHERE +user_id=? AND id IN "
+                    f"({marks(len(chunk))})",
                     [user_id, *chunk],
                 ).fetchall()
         else:
             if kinds:
-                where += f" AND kind IN ({_marks(len(kinds))})"
+                where += f" AND kind IN ({marks(len(kinds))})"
                 params += list(kinds)
-            found = conn.execute(f"SELECT {_COLS} FROM records WHERE {where}", params).fetchall()
-        return [((int(r[0]), str(r[1]), str(r[5])), _row_record(r)) for r in found]
+            found = conn.execute(f"SELECT {COLUMNS} FROM records WHERE {where}", params).fetchall()
+        return [((int(r[0]), str(r[1]), str(r[5])), row_record(r)) for r in found]
 
     def user_rows(
         self, conn: SQLiteTx, user_id: str, *, thread_id: str | None = None
@@ -528,7 +540,7 @@ class BaseSQLiteArchive(KeywordShards, VectorIndexSync, RecordReads):
             ValueError: if the stored record belongs to another user.
         """
         encoded = encode_record(record)
-        self._before_write()
+        self.index_sync.before_write()
         changed = self._stored_for_update(record).text != record.text
         vector = None
         if changed and self.index.needs_vectors:
@@ -579,7 +591,7 @@ class BaseSQLiteArchive(KeywordShards, VectorIndexSync, RecordReads):
                     self.index.add([VectorEntry(rid, record, vector)])
                     self.index.flush()
 
-                self._after_commit([old.rowid, rid], [record.user_id], update)
+                self.index_sync.after_commit([old.rowid, rid], [record.user_id], update)
         return record
 
     def touch(
@@ -595,11 +607,11 @@ class BaseSQLiteArchive(KeywordShards, VectorIndexSync, RecordReads):
         done = 0
         self.access.drop(user_id or "", ids)  # this later, explicit time wins over a noted one
         with self._db.write() as conn:
-            for chunk in _chunks(ids):
-                sql = f"UPDATE records SET last_accessed_at=? WHERE id IN ({_marks(len(chunk))})"
+            for chunk in id_chunks(ids):
+                sql = f"UPDATE records SET last_accessed_at=? WHERE id IN ({marks(len(chunk))})"
                 params: list[Any] = [when, *chunk]
                 if user_id is not None:
-                    sql += " AND +user_id=?"  # +: see the note above _COLS
+                    sql += " AND +user_id=?"  # +: see the note above rows.COLUMNS
                     params.append(user_id)
                 done += conn.execute(sql, params).rowcount
         return done
@@ -649,10 +661,10 @@ class BaseSQLiteArchive(KeywordShards, VectorIndexSync, RecordReads):
         done = 0
         with self._db.write() as conn:
             for (user, when), ids in groups.items():
-                for chunk in _chunks(ids):
+                for chunk in id_chunks(ids):
                     done += conn.execute(
                         f"UPDATE records SET last_accessed_at=? WHERE +user_id=? AND id "
-                        f"IN ({_marks(len(chunk))})",
+                        f"IN ({marks(len(chunk))})",
                         [when, user, *chunk],
                     ).rowcount
         return done
@@ -661,10 +673,10 @@ class BaseSQLiteArchive(KeywordShards, VectorIndexSync, RecordReads):
         """Drop noted access times of forgotten records (all of the user's if ``ids`` is None)."""
         self.access.drop(user_id, ids)
 
-    _decode = staticmethod(_row_record)
+    _decode = staticmethod(row_record)
 
     def _ids_in(self, ids: Sequence[str]) -> tuple[str, list[Any]]:
-        return f"r.id IN ({_marks(len(ids))})", list(ids)
+        return f"r.id IN ({marks(len(ids))})", list(ids)
 
     # ---- forgetting
 
@@ -684,10 +696,10 @@ class BaseSQLiteArchive(KeywordShards, VectorIndexSync, RecordReads):
 
         def select(conn: SQLiteTx) -> list[Sequence[Any]]:
             rows: list[Sequence[Any]] = []
-            for chunk in _chunks(ids):
+            for chunk in id_chunks(ids):
                 rows += conn.execute(
                     f"SELECT rid, id, text FROM records WHERE +user_id=? AND id IN "
-                    f"({_marks(len(chunk))})",
+                    f"({marks(len(chunk))})",
                     [user_id, *chunk],
                 ).fetchall()
             return rows
@@ -717,7 +729,7 @@ class BaseSQLiteArchive(KeywordShards, VectorIndexSync, RecordReads):
         *,
         whole_user: bool,
     ) -> int:
-        self._before_write()
+        self.index_sync.before_write()
         with self._db.lock:
             with self._db.write() as conn:
                 rows = self.forget_rows(conn, user_id, select(conn), whole_user=whole_user)
@@ -746,8 +758,7 @@ class BaseSQLiteArchive(KeywordShards, VectorIndexSync, RecordReads):
         self._user_sizes.pop(user_id, None)
         if rows:
             # merge the shard's segments so none keeps the forgotten terms
-            for table in sorted(self.remove_rows(conn, rows)):
-                conn.execute(f"INSERT INTO {table} ({table}) VALUES ('optimize')")
+            self.keywords.optimize(conn, self.remove_rows(conn, rows))
             newest = conn.execute("SELECT max(seq) FROM deleted_vectors").fetchone()[0] or 0
             cut = int(newest) - self.deleted_log_keep
             if (
@@ -757,7 +768,7 @@ class BaseSQLiteArchive(KeywordShards, VectorIndexSync, RecordReads):
                 ).fetchone()
             ):
                 conn.execute("DELETE FROM deleted_vectors WHERE seq<=?", (cut,))
-                self._set_meta(conn, "vectors_pruned_through", str(cut))
+                write_meta(conn, "vectors_pruned_through", str(cut))
         if whole_user:
             self.audit.delete_user(conn, user_id)
             payload: dict[str, Any] = {"forgotten": True, "records": len(rows)}
@@ -791,7 +802,7 @@ class BaseSQLiteArchive(KeywordShards, VectorIndexSync, RecordReads):
 
         try:
             if keys or recovered:
-                self._after_commit([k.rowid for k in keys], [user_id], update, force=True)
+                self.index_sync.after_commit([k.rowid for k in keys], [user_id], update, force=True)
         finally:
             if rows or whole_user or recovered:
                 self._db.checkpoint()
@@ -846,12 +857,12 @@ class BaseSQLiteArchive(KeywordShards, VectorIndexSync, RecordReads):
         terms = fts_terms(query)
         if not terms or n <= 0:
             return []
-        shard = fts_shard(user_id, self._fts_count)
-        if not self._fts_ready(shard):
+        if not self.keywords.ready(user_id):
             return []  # nobody in this shard has records yet
-        table = fts_table(shard)
         if self._user_size(user_id) > self.keyword_exact_limit:
-            rids, scores = self._bounded_keyword_hits(table, user_id, terms)
+            rids, scores = self.keywords.bounded(
+                user_id, terms, total=self._user_size(user_id), cap=self.keyword_term_cap
+            )
             found: list[tuple[MemoryRecord, float]] = []
             step = int(n) if flt.user_only else int(n) * max(1, self.overfetch)
             for start in range(0, rids.size, step):
@@ -861,15 +872,10 @@ class BaseSQLiteArchive(KeywordShards, VectorIndexSync, RecordReads):
                 if len(found) >= n:
                     break
             return found[:n]
-        match = f'owner : "{owner_token(user_id)}" AND text : ({" OR ".join(terms)})'
-        sql = (
-            f"SELECT rowid, bm25({table}, 1.0, 0.0) AS score FROM {table} "
-            f"WHERE {table} MATCH ? ORDER BY score, rowid LIMIT ?"
-        )
         limit = int(n) if flt.user_only else int(n) * max(1, self.overfetch)
         while True:
-            hits = self._db.query(sql, [match, limit])
-            found = self._resolve([(int(rid), -float(rank)) for rid, rank in hits], flt)
+            hits = self.keywords.ranked(user_id, terms, limit=limit)
+            found = self._resolve(hits, flt)
             if len(found) >= n or len(hits) < limit:
                 return found[:n]
             limit *= 4
@@ -881,36 +887,6 @@ class BaseSQLiteArchive(KeywordShards, VectorIndexSync, RecordReads):
             size = self.count(user_id)
             self._user_sizes[user_id] = size
         return size
-
-    def _bounded_keyword_hits(
-        self, table: str, user_id: str, terms: Sequence[str]
-    ) -> tuple[np.ndarray, np.ndarray]:
-        """Row ids and scores of a big user's keyword matches, best first (see keyword_search)."""
-        cap = max(1, int(self.keyword_term_cap))
-        total = max(1, self._user_size(user_id))
-        owner = owner_token(user_id)
-        # one comma-separated string per term (as in _candidates), newest matches first
-        sql = (
-            f"SELECT group_concat(rowid) FROM (SELECT rowid FROM {table} WHERE {table} "
-            "MATCH ? ORDER BY rowid DESC LIMIT ?)"
-        )
-        found: list[np.ndarray] = []
-        weights: list[np.ndarray] = []
-        for term in terms:
-            text = self._db.query(sql, [f'owner : "{owner}" AND text : {term}', cap + 1])[0][0]
-            if not text:
-                continue
-            rids = np.fromstring(text, dtype=np.int64, sep=",")
-            # len(rids) is a lower bound of the term's matches once it reached cap + 1
-            idf = math.log(1.0 + (total - rids.size + 0.5) / (rids.size + 0.5))
-            found.append(rids[:cap])
-            weights.append(np.full(min(cap, rids.size), idf))
-        if not found:
-            return np.empty(0, dtype=np.int64), np.empty(0, dtype=np.float64)
-        rids, where = np.unique(np.concatenate(found), return_inverse=True)
-        scores = np.bincount(where, weights=np.concatenate(weights))
-        order = np.lexsort((-rids, -scores))  # best score first, then newest
-        return rids[order], scores[order]
 
     def _candidates(self, flt: RecordFilter) -> np.ndarray:
         where, params = flt.sql("r")
@@ -931,13 +907,13 @@ class BaseSQLiteArchive(KeywordShards, VectorIndexSync, RecordReads):
             best.setdefault(rid, score)
         found: dict[int, MemoryRecord] = {}
         where, params = flt.sql("r")
-        hydrate = self._hydrate if self.access.any_pending else _row_record
-        for chunk in _chunks(list(best)):
+        hydrate = self._hydrate if self.access.any_pending else row_record
+        for chunk in id_chunks(list(best)):
             # NOT INDEXED: look the hits up by row id; left to itself the planner walks
             # the user's whole (user_id, ...) index and reads every one of their rows
             rows = self._db.query(
-                f"SELECT {_R_COLS} FROM records r NOT INDEXED "
-                f"WHERE r.rid IN ({_marks(len(chunk))}) AND {where}",
+                f"SELECT {R_COLUMNS} FROM records r NOT INDEXED "
+                f"WHERE r.rid IN ({marks(len(chunk))}) AND {where}",
                 [*chunk, *params],
             )
             found.update((int(row[0]), hydrate(row)) for row in rows)
@@ -999,11 +975,10 @@ class BaseSQLiteArchive(KeywordShards, VectorIndexSync, RecordReads):
         meanwhile. A server can call this at start-up for its heaviest users.
         """
         self._user_size(user_id)
-        warm = getattr(self.index, "warm_user", None)
-        if warm is None:
+        if not isinstance(self.index, WarmableIndex):
             return False
         flt = RecordFilter(user_id)
-        return bool(warm(user_id, lambda: self._candidates(flt)))
+        return bool(self.index.warm_user(user_id, lambda: self._candidates(flt)))
 
     # ---- export, lifecycle
 
@@ -1017,7 +992,7 @@ class BaseSQLiteArchive(KeywordShards, VectorIndexSync, RecordReads):
             return
         self.flush_access()
         with self._db.lock:
-            self._write_index(force=True)
+            self.index_sync.write_file(force=True)
 
     @property
     def closed(self) -> bool:
@@ -1032,8 +1007,8 @@ class BaseSQLiteArchive(KeywordShards, VectorIndexSync, RecordReads):
             if self._db.closed:
                 return
             try:
-                with self._index_file_lock():
-                    self.sync_index()
+                with self.index_sync.file_lock():
+                    self.index_sync.sync()
                     self.index.close()
             finally:
                 if self._owns_db:
@@ -1184,17 +1159,18 @@ class SQLiteArchive(BaseSQLiteArchive):
 
     def cache_keys(self, texts: Sequence[str]) -> list[str]:
         """The keys the embedder's disk cache keeps these texts' vectors under (digests)."""
-        keys = getattr(self.embeddings, "cache_keys", None)
-        return list(keys(texts)) if keys is not None and texts else []
+        cache = self.embeddings
+        return list(cache.cache_keys(texts)) if isinstance(cache, EmbeddingCache) and texts else []
 
     def _forget_texts(self, texts: Sequence[str], cache_keys: Sequence[str] = ()) -> None:
         """Drop the forgotten texts' vectors from the embedder's cache (memory and disk)."""
-        forget = getattr(self.embeddings, "forget_texts", None)
-        if forget is not None and texts:
-            forget(texts)
-        forget_keys = getattr(self.embeddings, "forget_cache_keys", None)
-        if forget_keys is not None and cache_keys:
-            forget_keys(cache_keys)
+        cache = self.embeddings
+        if not isinstance(cache, EmbeddingCache):
+            return
+        if texts:
+            cache.forget_texts(texts)
+        if cache_keys:
+            cache.forget_cache_keys(cache_keys)
 
     def _check_vectors(self, vectors: np.ndarray, expected: int) -> np.ndarray:
         if vectors.ndim != 2 or vectors.shape[0] != expected:

@@ -3,7 +3,7 @@
 Example:
     >>> row = (1, "r1", "ana", "t1", "fact", "likes tea", 1_700_000_000_000_000, None, 5.0,
     ...        "[]", "{}", None)
-    >>> _row_record(row).text, _marks(3)
+    >>> row_record(row).text, marks(3)
     ('likes tea', '?,?,?')
 """
 
@@ -17,9 +17,10 @@ from langchain_tiered_memory.records import MemoryRecord
 from langchain_tiered_memory.storage.codec import from_micros
 from langchain_tiered_memory.storage.sql.records import chunks
 
-__all__ = ["_CHUNK", "_COLS", "_R_COLS", "_chunks", "_marks", "_row_record"]
+__all__ = ["CHUNK", "COLUMNS", "R_COLUMNS", "id_chunks", "marks", "row_record"]
 
-_CHUNK = 500
+#: Ids per ``IN (...)`` list.
+CHUNK = 500
 
 
 # Statements that look records up by id also check their user with ``+user_id``:
@@ -27,22 +28,27 @@ _CHUNK = 500
 # otherwise picks and then walks every record of the user - a second per
 # statement for a user with a million records - instead of the id index.
 
-_COLS = (
+#: The ``records`` columns a record is read from, in :func:`row_record`'s order.
+COLUMNS = (
     "rid, id, user_id, thread_id, kind, text, created_at, last_accessed_at, importance, "
     "sources, metadata, expires_at"
 )
-_R_COLS = ", ".join(f"r.{c.strip()}" for c in _COLS.split(","))
+#: :data:`COLUMNS` of the table aliased ``r``.
+R_COLUMNS = ", ".join(f"r.{c.strip()}" for c in COLUMNS.split(","))
 
 
-def _chunks(items: Sequence[Any], size: int = _CHUNK) -> Iterable[Sequence[Any]]:
+def id_chunks(items: Sequence[Any], size: int = CHUNK) -> Iterable[Sequence[Any]]:
+    """``items`` in slices of at most ``size``, one ``IN (...)`` list each."""
     return chunks(items, size)
 
 
-def _marks(n: int) -> str:
+def marks(n: int) -> str:
+    """``n`` SQL parameter marks: ``?,?,...``."""
     return ",".join("?" * n)
 
 
-def _row_record(row: Sequence[Any]) -> MemoryRecord:
+def row_record(row: Sequence[Any]) -> MemoryRecord:
+    """The record of a row read with :data:`COLUMNS` (more columns may follow)."""
     # recall hydrates a few hundred rows per query: positional arguments (in field
     # order, checked by the round-trip tests) and no JSON parser for empty values
     sources, metadata = row[9], row[10]

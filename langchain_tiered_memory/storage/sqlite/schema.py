@@ -29,7 +29,7 @@ from __future__ import annotations
 
 from langchain_tiered_memory.storage.sqlite.db import SQLiteDatabase, SQLiteTx
 
-__all__ = ["SCHEMA_VERSION", "create_schema"]
+__all__ = ["SCHEMA_VERSION", "create_schema", "read_meta", "write_meta"]
 
 SCHEMA_VERSION = 3
 
@@ -174,3 +174,14 @@ def create_schema(db: SQLiteDatabase) -> int:
             (str(SCHEMA_VERSION),),
         )
     return found
+
+
+def read_meta(db: SQLiteDatabase, key: str) -> str | None:
+    """The ``meta`` table's value for ``key`` (``None``: not set)."""
+    rows = db.query("SELECT value FROM meta WHERE key=?", [key])
+    return str(rows[0][0]) if rows else None
+
+
+def write_meta(tx: SQLiteTx, key: str, value: str) -> None:
+    """Set ``key`` in the ``meta`` table inside ``tx``'s write transaction."""
+    tx.execute("INSERT OR REPLACE INTO meta (key, value) VALUES (?, ?)", (key, value))

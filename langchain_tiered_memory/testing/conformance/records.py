@@ -48,8 +48,9 @@ def test_filters_by_thread_kind_and_time(store: MemoryStore) -> None:
     search = store.archive.keyword_search
     assert {r.id for r, _ in search("tea", user_id="ana", thread_id="t1")} == {"r1"}
     assert {r.id for r, _ in search("tea", user_id="ana", kinds="fact")} == {"r3"}
-    window = {"since": T0, "until": T0 + timedelta(days=1)}  # since inclusive, until exclusive
-    assert {r.id for r, _ in search("tea", user_id="ana", **window)} == {"r1", "r2"}
+    # since inclusive, until exclusive
+    day = search("tea", user_id="ana", since=T0, until=T0 + timedelta(days=1))
+    assert {r.id for r, _ in day} == {"r1", "r2"}
     dense = store.archive.dense_search("tea", user_id="ana", thread_id="t2", kinds="turn")
     assert [r.id for r, _ in dense] == ["r2"]
     assert [r.id for r in store.archive.records("ana", since=T0 + timedelta(days=1))] == ["r3"]

@@ -131,6 +131,22 @@ def test_a_thread_continues_after_a_reopen(backend: Backend) -> None:
     assert again.state.turns[-1].index == 30
 
 
+def test_the_head_a_write_returns_is_the_head_stored(store: MemoryStore) -> None:
+    # a view takes the head commit_compression and advance_extraction return instead of
+    # reading the thread back, so it must be exactly what the backend stored
+    memory = store.memory("ana", "chat", context_window=WINDOW)
+    for i in range(20):
+        memory.add_messages(
+            [HumanMessage(f"I'm allergic to peanuts, remember item {i}"), *exchange(i)[1:]]
+        )
+        stored = store.backend.read_thread("ana", "chat", None).head
+        assert memory.head == stored, i
+    assert any(e.kind == "compression" for e in memory.events)
+    assert memory.head.extracted_through >= 0
+    head = memory.head
+    assert store.backend.advance_extraction(head, head.extracted_through) is None  # not forward
+
+
 def test_unstorable_characters_in_messages_are_repaired_alike(backend: Backend) -> None:
     """Conversation text is repaired, not refused: a lone surrogate or a NUL becomes U+FFFD,
     the same on every backend (a turn is never lost to a bad escape)."""

@@ -1,0 +1,124 @@
+"""What every ``tiered-memory`` command shares: this package's and those plugins add.
+
+A plugin (a distribution with a ``langchain_tiered_memory.cli`` entry point,
+such as ``tiered-memory-bench``) builds its commands from these, so its errors,
+progress bars and JSON files look like the library's own.
+
+Example:
+    >>> import typer
+    >>> require_module("json", "--out", "bench")  # present: nothing happens
+    >>> try:
+    ...     require_module("no_such_module_xyz", "--plot", "bench")
+    ... except typer.BadParameter as exc:
+    ...     print(exc)
+    needs no_such_module_xyz: pip install 'langchain-tiered-memory[bench]'
+    >>> memory_location(Path("./memory"), None)
+    PosixPath('memory')
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+from pathlib import Path
+from typing import Any
+
+import typer
+from rich.markup import escape
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TimeRemainingColumn
+
+from langchain_tiered_memory.cli.output import plain_console
+from langchain_tiered_memory.storage.errors import StorageError
+
+__all__ = [
+    "USER_ERRORS",
+    "USER_ERROR_EXIT",
+    "console",
+    "memory_location",
+    "one_line",
+    "progress_bars",
+    "require_module",
+    "write_json",
+]
+
+#: What a user can cause (a bad option, a missing file or extra, a bad model
+#: name): reported in one line with exit code :data:`USER_ERROR_EXIT`, not as a
+#: traceback (``--debug`` or ``TIERED_MEMORY_DEBUG=1`` shows it).
+#: A storage failure (a server that cannot be reached, a damaged file) is one
+#: line too: its message names the database or file and the fix.
+USER_ERRORS: tuple[type[BaseException], ...] = (ValueError, OSError, ImportError, StorageError)
+USER_ERROR_EXIT = 2
+
+#: The console every command prints to (user text printed literally, see :mod:`.output`).
+console = plain_console()
+
+
+def one_line(exc: BaseException) -> str:
+    """An exception as one line: ``"error: <message>"`` with its whitespace folded.
+
+    Example:
+        >>> one_line(FileNotFoundError("no data  at ./x.json"))
+        'error: no data at ./x.json'
+    """
+    return "error: " + (" ".join(str(exc).split()) or type(exc).__name__)
+
+
+def progress_bars() -> Progress:
+    """A progress display (bar, done/total, time left) that clears itself when done.
+
+    Example:
+        >>> bars = progress_bars()
+        >>> task = bars.add_task("records", total=2)
+        >>> bars.update(task, completed=2)
+        >>> bars.tasks[0].finished
+        True
+    """
+    return Progress(
+        "[progress.description]{task.description}",
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeRemainingColumn(),
+        console=console,
+        transient=True,
+    )
+
+
+def write_json(result: dict[str, Any], out: Path | None) -> None:
+    """Write a result as JSON (creating folders) and say where; nothing when ``out`` is ``None``."""
+    if out is None:
+        return
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(json.dumps(result, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+    console.print(f"wrote {escape(str(out))}")
+
+
+def require_module(module: str, option: str, extra: str) -> None:
+    """Fail before any long work when ``option`` needs a package that is missing.
+
+    Raises:
+        typer.BadParameter: naming ``option`` and the extra that installs ``module``.
+    """
+    if importlib.util.find_spec(module) is None:
+        raise typer.BadParameter(
+            f"needs {module}: pip install 'langchain-tiered-memory[{extra}]'", param_hint=option
+        )
+
+
+def memory_location(data_dir: Path, store: str | None) -> str | Path:
+    """Where the memory is: ``--store`` (a Postgres URL) if given, else ``--data-dir``.
+
+    Raises:
+        typer.BadParameter: ``store`` is no ``postgresql://`` URL, or psycopg is missing.
+    """
+    from langchain_tiered_memory.storage.postgres.db import is_postgres_url, redact_url
+
+    if store is None:
+        return data_dir
+    if not is_postgres_url(store):
+        raise typer.BadParameter(
+            f"expected a postgresql:// URL, got {redact_url(store)!r} (a directory goes to "
+            "--data-dir)",
+            param_hint="--store",
+        )
+    require_module("psycopg", "--store", "postgres")
+    return store
