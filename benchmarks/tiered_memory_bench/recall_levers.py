@@ -30,6 +30,11 @@ thing:
   features - the share of those words in the text, and the same for a text
   from a session none of the three is from (the second hop of a multi-hop
   question is often in another session);
+* ``entity-links``: **entity links across sessions**, the same two features
+  with the entities (capitalised words and numbers, not the speakers) of
+  the three best first-pass candidates the question does not name, instead
+  of all their words: a turn linked to the first hop by a person, place or
+  thing it names;
 * ``mlp``: a one-hidden-layer network (16 tanh units) over the features and
   seven traits of the question instead of the linear model.
 
@@ -82,6 +87,7 @@ LEVERS = (
     "wider-pool",
     "entities",
     "prf",
+    "entity-links",
     "mlp",
 )
 SETTINGS: dict[str, Any] = {
@@ -258,16 +264,24 @@ _FEEDBACK_FROM = 3  # first-pass candidates the feedback words come from
 _FEEDBACK_WORDS = 12  # the most frequent of their words the question does not hold
 
 
-def feedback(q: tr.Query) -> tuple[tr.Query, np.ndarray]:
-    """Overlap with the words of the first pass's best candidates, overall and across sessions."""
+def feedback(q: tr.Query, *, entities_only: bool = False) -> tuple[tr.Query, np.ndarray]:
+    """Overlap with the words of the first pass's best candidates, overall and across sessions.
+
+    ``entities_only``: only the entities those candidates name (the ``entity-links`` lever).
+    """
     first = score_candidates(q.candidates, now=q.now, query=q.text, k=_FEEDBACK_FROM, ranker=None)
     speakers = {s for c in q.candidates if (s := speaker_of(c.record))}
     asked = set(text_words(q.text)) | {w for s in speakers for w in text_words(s)}
     counts: dict[str, int] = {}
     for hit in first:
-        for word in set(text_words(hit.record.text)) - asked:
-            if len(word) > 3:
-                counts[word] = counts.get(word, 0) + 1
+        text = hit.record.text.partition(": ")[2] or hit.record.text
+        found = (
+            {w.casefold() for w in _ENTITY.findall(text)}
+            if entities_only
+            else {w for w in text_words(text) if len(w) > 3}
+        )
+        for word in found - asked:
+            counts[word] = counts.get(word, 0) + 1
     words = set(sorted(counts, key=lambda w: (-counts[w], w))[:_FEEDBACK_WORDS])
     seen = {(h.record.thread_id, h.record.metadata.get("session")) for h in first}
     rows = []
@@ -501,6 +515,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         "wider-pool": (lambda: pool("wide", dense=300, keyword=100), Variant()),
         "entities": (lambda: pool("plain"), Variant(prepare=entities)),
         "prf": (lambda: pool("plain"), Variant(prepare=feedback)),
+        "entity-links": (
+            lambda: pool("plain"),
+            Variant(prepare=lambda q: feedback(q, entities_only=True)),
+        ),
         "mlp": (lambda: pool("plain"), Variant(model="mlp")),
     }
     report: dict[str, Any] = {"settings": SETTINGS, "levers": {}}
