@@ -93,7 +93,9 @@ def test_cli_writes_json_and_finds_the_easy_evidence(
     assert sum(c["questions"] for c in report["by_category"].values()) == 4
     for metric in ("recall@1", "recall@5", "recall@10", "ndcg@10", "recall@614tok"):
         assert 0.0 <= report[metric] <= 1.0
-    assert report["recall@1"] <= report["recall@5"] <= report["recall@10"]
+    # recall@k is not monotone in k: a merged record costs every turn it covers, so a
+    # big one of filler ("A bit flat, but tasty." said three times) that fits in 10 and
+    # not in 5 can push a gold turn out of the top 10 (score_ranking's doctest).
     assert report["recall@614tok"] <= report["recall@1228tok"]
     found = {q["question"]: q for q in report["per_question"]}
     for question, gold in EASY.items():

@@ -859,7 +859,12 @@ def test_tiered_memory_recall_puts_the_new_home_above_the_old_turn(tmp_path) -> 
     try:
         recalled = memory.recall("Where do I live now?")
         texts = [r.text for r in recalled]
-        old = next(i for i, t in enumerate(texts) if "I live in Paris" in t)
+        # the turn that said it (a session summary may quote it too, ranked anywhere)
+        old = next(
+            i
+            for i, r in enumerate(recalled)
+            if r.source.startswith("turn") and "I live in Paris" in r.text
+        )
         assert texts.index("home_city: moved to Berlin") < old
         assert "outdated" in recalled[old].source
     finally:
