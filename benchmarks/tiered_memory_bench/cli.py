@@ -432,6 +432,28 @@ def bench_writes(
     write_json(result, out)
 
 
+@app.command("big-messages")
+def bench_big_messages(
+    sizes: Annotated[
+        str, typer.Option(help="Message sizes in characters, comma-separated.")
+    ] = "1000,100000,1000000,10000000",
+    timeout: Annotated[float, typer.Option(help="Seconds allowed per add.")] = 300.0,
+    out: JsonOut = None,
+) -> None:
+    """One add of one very long user message, per size: the cost must grow linearly."""
+    from tiered_memory_bench.big_messages import big_messages_table, run_big_messages_bench
+
+    levels = int_list(sizes, "--sizes", minimum=1, example="1000,100000")
+    if timeout <= 0:
+        raise typer.BadParameter("must be > 0", param_hint="--timeout")
+    with console.status("running") as status:
+        result = run_big_messages_bench(
+            levels, timeout_s=timeout, on_progress=lambda m: _progress_line(status, m)
+        )
+    console.print(big_messages_table(result))
+    write_json(result, out)
+
+
 @app.command("concurrency")
 def bench_concurrency(
     users: Annotated[

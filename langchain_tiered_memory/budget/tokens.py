@@ -30,6 +30,7 @@ import logging
 import os
 import tempfile
 import threading
+from collections import OrderedDict
 from collections.abc import Callable, Sequence
 from typing import Any, Protocol, runtime_checkable
 
@@ -195,8 +196,33 @@ class OpenAITokenCounter:
         self.name = f"tiktoken:{bare}"
 
     def count_text(self, text: str) -> int:
-        """Tokens of a bare string in this model's encoding."""
-        return len(self.encoding.encode(text, disallowed_special=()))
+        """Tokens of a bare string in this model's encoding.
+
+        A long text (a pasted log, a book) is counted once: its count is kept
+        by the SHA-1 of its text (no text is kept), since one add counts its
+        message several times. It is counted in pieces of at most
+        :data:`_CHUNK` characters cut before a space where there is one (where
+        the encoding's own pre-split cuts too, so the count is the same), so
+        the time grows linearly with its length: tiktoken's merge is
+        quadratic on one unbroken run (10 MB of letters took minutes). A cut
+        inside an unbroken run may change its count by a token.
+        """
+        if len(text) < _LONG_TEXT:
+            return len(self.encoding.encode(text, disallowed_special=()))
+        key = (self.encoding.name, hashlib.sha1(text.encode("utf-8", "surrogatepass")).digest())
+        with _LONG_LOCK:
+            cached = _LONG_COUNTS.get(key)
+            if cached is not None:
+                _LONG_COUNTS.move_to_end(key)
+                return cached
+        count = sum(
+            len(self.encoding.encode(chunk, disallowed_special=())) for chunk in _chunks(text)
+        )
+        with _LONG_LOCK:
+            _LONG_COUNTS[key] = count
+            while len(_LONG_COUNTS) > 32:
+                _LONG_COUNTS.popitem(last=False)
+        return count
 
     def message_tokens(self, message: BaseMessage) -> int:
         """Tokens one message adds to a prompt (overhead included, priming not)."""
@@ -238,6 +264,32 @@ class OpenAITokenCounter:
 
     def __repr__(self) -> str:
         return f"OpenAITokenCounter(model={self.model!r})"
+
+
+#: Texts at least this long have their count kept (see :meth:`OpenAITokenCounter.count_text`),
+#: by encoding and SHA-1 of the text: a few dozen numbers, no text.
+_LONG_TEXT = 20_000
+_LONG_COUNTS: OrderedDict[tuple[str, bytes], int] = OrderedDict()
+_CHUNK = 20_000
+
+
+def _chunks(text: str) -> list[str]:
+    """``text`` in pieces of at most :data:`_CHUNK` characters, each cut before a space
+    in its last tenth where there is one."""
+    out: list[str] = []
+    start = 0
+    while len(text) - start > _CHUNK:
+        end = start + _CHUNK
+        space = text.rfind(" ", end - _CHUNK // 10, end)
+        if space > start:
+            end = space
+        out.append(text[start:end])
+        start = end
+    out.append(text[start:])
+    return out
+
+
+_LONG_LOCK = threading.Lock()
 
 
 class CallableTokenCounter:

@@ -2141,21 +2141,51 @@ def _merge(facts: list[FoundFact]) -> list[FoundFact]:
     return list(merged.values())
 
 
+#: How much of one message the rules read. Facts said in passing are in what a person
+#: types; a longer message is a paste (a log, a document), and rules run over all of it
+#: cost time that grows faster than its length (100,000 characters without breaks took
+#: ~50 s, 10 MB never finished). The message itself is stored whole.
+READ_LIMIT = 8_000
+
+
+def readable_prefix(text: str, limit: int = READ_LIMIT) -> str:
+    """The first ``limit`` characters of ``text``, cut after its last sentence end there
+    (or its last space, or at ``limit`` when it has neither).
+
+    Example:
+        >>> readable_prefix("I'm vegan. " + "x" * 20, limit=15)
+        "I'm vegan."
+        >>> readable_prefix("short") == "short"
+        True
+    """
+    if len(text) <= limit:
+        return text
+    head = text[:limit]
+    end = max(head.rfind(mark) for mark in (". ", "! ", "? ", "\n", "。", "！", "？"))
+    if end > 0:
+        return head[: end + 1].rstrip()
+    space = head.rfind(" ")
+    return head[:space] if space > 0 else head
+
+
 def find_facts(text: str, *, previous: str = "") -> list[FoundFact]:
     """The facts one user message states about the user, in the order said.
+
+    Only the message's :func:`readable_prefix` is read (:data:`READ_LIMIT`
+    characters), so the time is bounded whatever its length.
 
     Args:
         text: The user's message.
         previous: The user's previous message, for "the kids named her
             Clementine" (who is "her"?).
     """
-    text = strip_quoted(normalise_message(text))
+    text = strip_quoted(normalise_message(readable_prefix(text)))
     frame = _FRAME.search(text)
     if frame:  # role-play or fiction: nothing from there on is about the user
         start = max(text.rfind(".", 0, frame.start()), text.rfind("。", 0, frame.start()))
         text = text[: start + 1] if start >= 0 else ""
     results: list[FoundFact] = []
-    previous = normalise_message(previous)
+    previous = normalise_message(readable_prefix(previous))
     said = ""  # the message up to the clause being read (for "her name's Pickle")
     for sentence in _sentences(text):
         if _SARCASM.search(sentence):
