@@ -5,9 +5,17 @@ from __future__ import annotations
 import json
 import os
 import re
+import shutil
+import signal
+import socket
+import subprocess
+import sys
 import tempfile
+import time
+import urllib.request
 import uuid
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
@@ -261,3 +269,80 @@ def postgres_rows(url: str) -> bytes:
 def dump_postgres() -> object:
     """:func:`postgres_rows` (test modules cannot import conftest)."""
     return postgres_rows
+
+
+#: The repository (the graph and ``langgraph.json`` the server tests serve).
+ROOT = Path(__file__).resolve().parents[1]
+
+
+@dataclass(frozen=True)
+class ServedProject:
+    """A ``langgraph dev`` serving a temporary copy of the repository's graph."""
+
+    url: str
+    project: Path
+    home: Path
+    log: Path
+    proc: subprocess.Popen[bytes]
+
+
+def _free_port() -> int:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def _tail(log: Path, lines: int = 40) -> str:
+    return "\n".join(log.read_text(errors="replace").splitlines()[-lines:])
+
+
+def _serve_graph(project: Path, timeout: float = 180) -> ServedProject:
+    """Copy ``langgraph.json`` and ``graphs/`` into ``project`` and start the real
+    ``langgraph dev`` there (its own process group, a free localhost port, the echo
+    model, the memory's data in ``project/memory-home``); return once ``/ok`` answers."""
+    project.mkdir(parents=True, exist_ok=True)
+    shutil.copy(ROOT / "langgraph.json", project / "langgraph.json")
+    shutil.copytree(
+        ROOT / "graphs", project / "graphs", ignore=shutil.ignore_patterns("__pycache__")
+    )
+    home, log, port = project / "memory-home", project / "server.log", _free_port()
+    env = {
+        **os.environ,
+        "TIERED_MEMORY_MODEL": "echo",
+        "TIERED_MEMORY_HOME": str(home),
+        "TIERED_MEMORY_CONTEXT_WINDOW": "1024",
+        "LANGSMITH_TRACING": "false",
+        "LANGCHAIN_TRACING_V2": "false",
+        "LANGGRAPH_CLI_NO_ANALYTICS": "1",
+    }
+    langgraph = Path(sys.executable).with_name("langgraph")
+    with log.open("wb") as out:
+        proc = subprocess.Popen(
+            [str(langgraph), "dev", "--no-browser", "--no-reload", "--port", str(port)],
+            cwd=project,
+            env=env,
+            stdout=out,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+        )
+    url = f"http://127.0.0.1:{port}"
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if proc.poll() is not None:
+            raise AssertionError(f"langgraph dev exited ({proc.returncode}):\n{_tail(log)}")
+        try:
+            with urllib.request.urlopen(f"{url}/ok", timeout=2) as response:
+                if response.status == 200:
+                    return ServedProject(url, project, home, log, proc)
+        except OSError:
+            time.sleep(0.3)
+    os.killpg(proc.pid, signal.SIGKILL)
+    proc.wait(timeout=10)
+    raise AssertionError(f"langgraph dev did not come up in {timeout:.0f}s:\n{_tail(log)}")
+
+
+@pytest.fixture(scope="session")
+def serve_graph() -> Callable[[Path], ServedProject]:
+    """Starts ``langgraph dev`` over a copy of the shipped graph (see :func:`_serve_graph`);
+    the caller stops it."""
+    return _serve_graph

@@ -10,14 +10,9 @@ sees the memory at work end to end, offline.
 from __future__ import annotations
 
 import os
-import shutil
 import signal
-import socket
 import subprocess
-import sys
-import time
-import urllib.request
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -27,30 +22,6 @@ pytestmark = [pytest.mark.slow, pytest.mark.server, pytest.mark.subprocess]
 
 ROOT = Path(__file__).resolve().parents[2]
 GRAPH = "memory_agent"
-
-
-def _free_port() -> int:
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
-
-
-def _wait_until_up(url: str, proc: subprocess.Popen[bytes], log: Path, timeout: float) -> None:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if proc.poll() is not None:
-            raise AssertionError(f"langgraph dev exited ({proc.returncode}):\n{_tail(log)}")
-        try:
-            with urllib.request.urlopen(f"{url}/ok", timeout=2) as response:
-                if response.status == 200:
-                    return
-        except OSError:
-            time.sleep(0.3)
-    raise AssertionError(f"langgraph dev did not come up in {timeout:.0f}s:\n{_tail(log)}")
-
-
-def _tail(log: Path, lines: int = 40) -> str:
-    return "\n".join(log.read_text(errors="replace").splitlines()[-lines:])
 
 
 def _stop(proc: subprocess.Popen[bytes]) -> None:
@@ -66,40 +37,20 @@ def _stop(proc: subprocess.Popen[bytes]) -> None:
 
 
 @pytest.fixture(scope="module")
-def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Any]]:
-    project = tmp_path_factory.mktemp("served")
-    shutil.copy(ROOT / "langgraph.json", project / "langgraph.json")
-    shutil.copytree(
-        ROOT / "graphs", project / "graphs", ignore=shutil.ignore_patterns("__pycache__")
-    )
-    home = project / "memory-home"
-    log = project / "server.log"
-    port = _free_port()
-    env = {
-        **os.environ,
-        "TIERED_MEMORY_MODEL": "echo",
-        "TIERED_MEMORY_HOME": str(home),
-        "TIERED_MEMORY_CONTEXT_WINDOW": "1024",
-        "LANGSMITH_TRACING": "false",
-        "LANGCHAIN_TRACING_V2": "false",
-        "LANGGRAPH_CLI_NO_ANALYTICS": "1",
-    }
-    langgraph = Path(sys.executable).with_name("langgraph")
-    with log.open("wb") as out:
-        proc = subprocess.Popen(
-            [str(langgraph), "dev", "--no-browser", "--no-reload", "--port", str(port)],
-            cwd=project,
-            env=env,
-            stdout=out,
-            stderr=subprocess.STDOUT,
-            start_new_session=True,
-        )
+def server(
+    tmp_path_factory: pytest.TempPathFactory, serve_graph: Callable[[Path], Any]
+) -> Iterator[dict[str, Any]]:
+    served = serve_graph(tmp_path_factory.mktemp("served"))
     try:
-        url = f"http://127.0.0.1:{port}"
-        _wait_until_up(url, proc, log, timeout=180)
-        yield {"url": url, "project": project, "home": home, "log": log, "proc": proc}
+        yield {
+            "url": served.url,
+            "project": served.project,
+            "home": served.home,
+            "log": served.log,
+            "proc": served.proc,
+        }
     finally:
-        _stop(proc)
+        _stop(served.proc)
 
 
 def _say(client: Any, thread: str, text: str, user: str | None, **kwargs: Any) -> dict[str, Any]:
