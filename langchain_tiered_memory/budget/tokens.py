@@ -270,6 +270,7 @@ class OpenAITokenCounter:
 #: by encoding and SHA-1 of the text: a few dozen numbers, no text.
 _LONG_TEXT = 20_000
 _LONG_COUNTS: OrderedDict[tuple[str, bytes], int] = OrderedDict()
+_LONG_LOCK = threading.Lock()
 _CHUNK = 20_000
 
 
@@ -287,9 +288,6 @@ def _chunks(text: str) -> list[str]:
         start = end
     out.append(text[start:])
     return out
-
-
-_LONG_LOCK = threading.Lock()
 
 
 class CallableTokenCounter:
