@@ -37,8 +37,8 @@ from pydantic import BaseModel, Field
 from langchain_tiered_memory.models import require_chat_model as _resolve
 from langchain_tiered_memory.tiers.core import FactCategory
 from langchain_tiered_memory.tiers.turns import Turn, message_text
-from langchain_tiered_memory.write.rules import find_facts
 from langchain_tiered_memory.write.importance import rate_importance
+from langchain_tiered_memory.write.rules import find_facts
 
 logger = logging.getLogger(__name__)
 
