@@ -61,7 +61,7 @@ from langchain_tiered_memory.storage.base import (
 from langchain_tiered_memory.storage.errors import StorageError
 from langchain_tiered_memory.storage.postgres.db import is_postgres_url, redact_url
 from langchain_tiered_memory.storage.sqlite.db import storage_error
-from langchain_tiered_memory.tiers.core import CoreMemory
+from langchain_tiered_memory.tiers.core import CoreFact, CoreMemory
 
 logger = logging.getLogger(__name__)
 
@@ -239,6 +239,59 @@ class MemoryStore:
         return CoreMemory(
             store=self.backend, user_id=check_id(user_id, "user_id"), thread_id=thread_id
         )
+
+    def fact_history(
+        self,
+        user_id: str,
+        subject: str | None = None,
+        *,
+        at: datetime | None = None,
+        until: datetime | None = None,
+    ) -> list[CoreFact]:
+        """A user's fact versions with when each held (``valid_from`` / ``valid_until``).
+
+        Without ``at``: every version (of ``subject``, if given), oldest first.
+        With ``at``: the versions that held then (with ``until``: at any time in
+        ``[at, until)``), superseded and ended ones included - "where did I live
+        in 2023?" (see :meth:`CoreMemory.at <langchain_tiered_memory.tiers.core.CoreMemory.at>`).
+
+        Example:
+            >>> import tempfile
+            >>> from datetime import datetime
+            >>> from langchain_core.embeddings import DeterministicFakeEmbedding
+            >>> fake = DeterministicFakeEmbedding(size=8)
+            >>> store = MemoryStore(tempfile.mkdtemp(), embeddings=fake)
+            >>> core = store.core("ana")
+            >>> _ = core.upsert(CoreFact.new("home_city", "lives in Paris",
+            ...                              created_at=datetime(2021, 1, 1)))
+            >>> _ = core.upsert(CoreFact.new("home_city", "moved to Berlin",
+            ...                              valid_from=datetime(2024, 3, 1)))
+            >>> [f.content for f in store.fact_history("ana", at=datetime(2023, 6, 1))]
+            ['lives in Paris']
+            >>> [f.status for f in store.fact_history("ana", "home_city")]
+            ['superseded', 'active']
+            >>> store.close()
+        """
+        core = self.core(user_id)
+        if at is None:
+            if until is not None:
+                raise ValueError("fact_history takes until= only with at=")
+            return core.history(subject)
+        found = core.at(at, until)
+        if subject is not None:
+            found = [f for f in found if f.subject == subject.strip().lower()]
+        return found
+
+    async def afact_history(
+        self,
+        user_id: str,
+        subject: str | None = None,
+        *,
+        at: datetime | None = None,
+        until: datetime | None = None,
+    ) -> list[CoreFact]:
+        """Async twin of :meth:`fact_history` (runs in a worker thread)."""
+        return await asyncio.to_thread(self.fact_history, user_id, subject, at=at, until=until)
 
     def users(self) -> list[str]:
         """Users with a thread, a core fact or an archive record."""
