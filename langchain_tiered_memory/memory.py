@@ -89,6 +89,7 @@ from langchain_tiered_memory.tiers.turns import (
 )
 from langchain_tiered_memory.tiers.window import ThreadWindow
 from langchain_tiered_memory.write.consolidation import Reflector
+from langchain_tiered_memory.write.forget import forget_in_core, forget_requests
 from langchain_tiered_memory.write.writer import (
     Extractor,
     MemoryWriter,
@@ -504,15 +505,18 @@ class TieredMemory:
         :data:`FORGOTTEN_REQUEST` (the model still sees that something was
         asked, and confirms).
         """
-        result, requests = self.writer.handle_forget_requests(turns)
-        if not requests:
+        asked = forget_requests(turns)
+        if not asked:
             return
-        if result.forget_everything:
+        requests = [turn for turn, _ in asked]
+        if any(request.everything for _, request in asked):
             self.store.forget_user(self.user_id)
             self.backend.append_messages(
                 self.user_id, self.thread_id, [HumanMessage(FORGOTTEN_REQUEST)]
             )
         else:
+            for _, request in asked:
+                forget_in_core(self.core, request)
             self._forget_request_turns(requests)
         self._refresh()
 

@@ -2,7 +2,8 @@
 
 * :mod:`.fact_rules` and :mod:`.extraction` - facts found in what the user says
   (rule-based offline, or an LLM in batches);
-* :mod:`.writer` - promote, supersede and forget facts;
+* :mod:`.writer` - promote and supersede facts;
+* :mod:`.forget` - forget requests, commands the memory carries out (not facts);
 * :mod:`.importance` - how much a memory matters (1-10);
 * :mod:`.consolidation` - reflection: observations from written facts.
 """
