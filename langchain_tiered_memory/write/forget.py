@@ -30,11 +30,11 @@ from dataclasses import dataclass
 
 from langchain_core.messages import HumanMessage
 
+from langchain_tiered_memory.storage.base import ForgetCounts
 from langchain_tiered_memory.tiers.core import CoreFact, CoreMemory
 from langchain_tiered_memory.tiers.turns import Turn, message_text
 
 __all__ = [
-    "FORGET_NOTICE_ID",
     "ForgetReport",
     "ForgetRequest",
     "detect_forget",
@@ -43,9 +43,6 @@ __all__ = [
     "forget_words",
     "text_matches",
 ]
-
-#: Message ids of the notices a carried-out request leaves in the thread start with this.
-FORGET_NOTICE_ID = "forget-notice:"
 
 
 @dataclass(frozen=True)
@@ -236,6 +233,11 @@ class ForgetReport:
     records: int = 0
     turns: int = 0
     everything: bool = False
+
+    @classmethod
+    def from_counts(cls, counts: ForgetCounts) -> ForgetReport:
+        """The report of what a backend's forget by words deleted."""
+        return cls(facts=len(counts.facts), records=counts.records, turns=counts.turns)
 
     @property
     def found(self) -> bool:
