@@ -167,17 +167,17 @@ def _pattern(word: str) -> re.Pattern[str]:
     if _cjk(word):
         return re.compile(re.escape(word))
     stem = word[:-1] if len(word) > 3 and word.endswith("s") else word  # plans -> plan
-    return re.compile(rf"(?<!\w){re.escape(stem)}", re.I)
+    return re.compile(rf"(?<!\w){re.escape(stem)}(?:s|es)?(?!\w)", re.I)
 
 
 def text_matches(words: Sequence[str], text: str) -> bool:
-    """Whether ``text`` holds every one of ``words`` (each at the start of a word, any case;
-    a final plural ``s`` is optional). No words match nothing.
+    """Whether ``text`` holds every one of ``words`` (each as a whole word, any case, with
+    or without a plural ``s``). No words match nothing.
 
     Example:
-        >>> text_matches(["daughter"], "family:daughter Mia starts school")
-        True
-        >>> text_matches(["porto"], "importance"), text_matches([], "anything")
+        >>> text_matches(["daughter"], "family:daughter's"), text_matches(["live"], "lives")
+        (True, True)
+        >>> text_matches(["work"], "a workshop"), text_matches([], "anything")
         (False, False)
     """
     return bool(words) and all(_pattern(w).search(text) for w in words)

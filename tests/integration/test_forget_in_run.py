@@ -191,6 +191,7 @@ def check_words_forgotten(store: MemoryStore, saver: Any, raw: Callable[[], byte
     assert any("Lisbon" in str(m.content) for m in memory.messages)  # the rest stays
 
 
+@pytest.mark.slow  # under load, LangGraph's background saves can make it wait 10 s
 @pytest.mark.parametrize("path", ["graph", "middleware"])
 def test_a_forget_by_words_in_a_run_leaves_no_checkpoint_with_them(
     tmp_path: Path, path: str

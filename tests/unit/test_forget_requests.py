@@ -40,7 +40,10 @@ def test_every_word_must_be_there() -> None:
     assert words == ("new", "job")
     assert not text_matches(words, "a new phone")
     assert text_matches(words, "I got a new job at Acme")
-    assert not text_matches(forget_words("art"), "I started a party")  # word starts only
+    assert not text_matches(forget_words("art"), "I started a party")  # whole words only
+    assert not text_matches(forget_words("work"), "my workshop on Friday")
+    assert text_matches(forget_words("my plans"), "the plan for Friday")
+    assert text_matches(forget_words("Porto"), "We moved to Porto.")
 
 
 def test_the_notice_says_what_was_done() -> None:
