@@ -22,7 +22,7 @@ from langchain_tiered_memory.budget.markup import (
     SUMMARY_HEADER,
     split_turn_memory,
 )
-from langchain_tiered_memory.tiers.turns import message_text
+from langchain_tiered_memory.values.turns import message_text
 
 __all__ = ["EchoChatModel", "echo_reply"]
 

@@ -13,7 +13,7 @@ from langchain_core.messages import AIMessage, HumanMessage
 from langchain_tiered_memory.memory import TieredMemory
 from langchain_tiered_memory.storage.codec import fact_from_json, fact_to_json
 from langchain_tiered_memory.tiers.core import CoreFact, CoreMemory, plan_end, plan_upsert
-from langchain_tiered_memory.tiers.turns import Turn
+from langchain_tiered_memory.values.turns import Turn
 from langchain_tiered_memory.write.extraction import ExtractedFact
 from langchain_tiered_memory.write.writer import MemoryWriter
 
