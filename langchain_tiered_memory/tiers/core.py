@@ -38,9 +38,11 @@ from langchain_tiered_memory.values.facts import (
     FactUpdate,
     check_fact,
     current_fact,
+    held_note,
     plan_end,
     plan_upsert,
     utc_now,
+    when_text,
 )
 
 # The fact's value types and rules live in values.facts and the in-process store in
@@ -57,14 +59,17 @@ __all__ = [
     "FactUpdate",
     "InProcessFacts",
     "current_fact",
+    "held_note",
     "plan_end",
     "plan_upsert",
     "render_facts",
+    "when_text",
 ]
 
 
-def render_facts(facts: Iterable[CoreFact]) -> str:
-    """Active facts as core memory's prompt text: grouped by block, in the given order (pure).
+def render_facts(facts: Iterable[CoreFact], *, now: datetime | None = None) -> str:
+    """Active facts as core memory's prompt text: grouped by block, in the given order
+    (pure; ``now`` for :meth:`CoreFact.render`).
 
     Example:
         >>> print(render_facts([CoreFact.new("name", "Maya")]).splitlines()[0])
@@ -76,7 +81,7 @@ def render_facts(facts: Iterable[CoreFact]) -> str:
         chosen = [f for f in facts if f.block == block]
         if chosen:
             parts.append(f"[{block}]")
-            parts.extend(f.render() for f in chosen)
+            parts.extend(f.render(now=now) for f in chosen)
     return "\n".join(parts)
 
 
@@ -162,15 +167,16 @@ class CoreMemory:
                 return fact
         return None
 
-    def render(self) -> str:
-        """All active facts, grouped by block, most important first (:func:`render_facts`).
+    def render(self, *, now: datetime | None = None) -> str:
+        """All active facts, grouped by block, most important first (:func:`render_facts`;
+        ``now``, default the current time, for when each holds).
 
         Example:
             >>> core = CoreMemory([CoreFact.new("name", "Maya", source_turn=0)])
             >>> print(core.render().splitlines()[0])
             [human]
         """
-        return render_facts(self.active())
+        return render_facts(self.active(), now=now)
 
     def tokens(self, counter: TokenCounter) -> int:
         """Tokens of the rendered core memory."""
