@@ -130,8 +130,9 @@ class MemoryStore:
             :class:`~langchain_tiered_memory.storage.postgres.backend.PostgresBackend`).
 
     Raises:
-        ValueError: if the parent directory does not exist, or for ``backend``
-            with a ``path``, ``vector_store``, backend options or an embedder name.
+        ValueError: if the parent directory does not exist or ``path`` is a file,
+            or for ``backend`` with a ``path``, ``vector_store``, backend options or
+            an embedder name.
         TypeError: for a ``backend`` without the ``MemoryBackend`` protocol
             (the message names what it lacks).
         StorageDamagedError: if the database file is damaged (the message
@@ -161,6 +162,11 @@ class MemoryStore:
             if not self.path.parent.exists():
                 raise ValueError(
                     f"Cannot create the data directory {self.path}: its parent does not exist."
+                )
+            if self.path.exists() and not self.path.is_dir():
+                raise ValueError(
+                    f"Cannot use {self.path} as the data directory: {self.path} is a file, "
+                    "not a directory."
                 )
             self.path.mkdir(exist_ok=True)
         if backend is not None:
