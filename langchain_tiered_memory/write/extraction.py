@@ -7,7 +7,7 @@ Two extractors share one output type, :class:`ExtractedFact`:
   Sara", "I'm 34", "Please always answer in Portuguese", "I'm moving to
   Berlin next month", "我对花生过敏", "我搬到了柏林"); questions,
   hypotheticals, role-play, quoted text and other people's facts stay out
-  (see :mod:`langchain_tiered_memory.write.fact_rules`). It reads only the user's
+  (see :mod:`langchain_tiered_memory.write.rules`). It reads only the user's
   own messages, so tool output and recalled documents can never plant a
   fact. Hedged sentences ("maybe", "I think") come out as low-confidence.
 * :class:`LLMExtractor` - any chat model with structured output, called on a
@@ -37,9 +37,9 @@ from pydantic import BaseModel, Field
 from langchain_tiered_memory.models import require_chat_model as _resolve
 from langchain_tiered_memory.tiers.core import FactCategory
 from langchain_tiered_memory.tiers.turns import Turn, message_text
-from langchain_tiered_memory.write.fact_rules import find_facts, readable_prefix
 from langchain_tiered_memory.write.fact_time import clause_time
 from langchain_tiered_memory.write.importance import rate_importance
+from langchain_tiered_memory.write.rules import find_facts, readable_prefix
 
 logger = logging.getLogger(__name__)
 
@@ -87,7 +87,7 @@ class ExtractedFact:
 class RuleBasedExtractor:
     """Extract first-person facts without an LLM (English and Chinese).
 
-    The patterns live in :mod:`langchain_tiered_memory.write.fact_rules` (health
+    The patterns live in :mod:`langchain_tiered_memory.write.rules` (health
     and diet, people and pets, identity, home and work, how to answer, plans
     and numbers, likes and hobbies). Only
     :class:`~langchain_core.messages.HumanMessage` content is read, so tool
