@@ -8,9 +8,12 @@ of its user (found in the namespace), searched with the archive's dense and
 keyword indexes, isolated per namespace, deleted by ``forget_user`` with
 everything else of the user - and recalled by the memory's own recall too.
 
-* ``put(namespace, key, value, ttl=...)`` stores (or replaces) one record;
-  its text is the value's ``index`` fields, else its ``"content"`` if that is
-  a string, else the value as JSON. ``index=False`` keeps it out of ranking
+* ``put(namespace, key, value, ttl=...)`` stores (or replaces, in one write: a racing
+  delete never fails it) one record;
+  its text is the value's index fields (the put's ``index=[...]``, else the
+  store's ``index={"fields": [...]}``; one vector per text found, the best
+  one scoring), else its ``"content"`` if that is a string, else the value
+  as JSON. ``index=False`` keeps it out of ranking
   by query (it comes after the ranked items, with score ``None``).
 * ``get`` / ``delete`` by namespace and key. ``search(prefix, query=...,
   filter=...)`` finds the items under a namespace prefix of any depth: with a
