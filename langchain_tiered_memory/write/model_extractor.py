@@ -204,9 +204,14 @@ def _words(text: str) -> set[str]:
 
 
 def grounded(content: str, said: str) -> bool:
-    """Whether ``content`` shares a content word (or a Chinese character) with ``said``:
-    the least an extracted fact must keep of the user's words. A fact with no such word
-    is the model's own (made up, or copied from the current facts)."""
+    """Whether ``content`` keeps the user's words: every name and number in it (a
+    capitalised word, digits) appears in ``said``, and so does at least one other
+    content word (or a Chinese character). A fact without them is the model's own -
+    made up, read from text that was not shown, or copied from the current facts."""
+    said_lower = said.lower()
+    names = re.findall(r"\b(?:[A-Z][\w'-]*|\d[\d.,:]*)", content)
+    if any(n.lower() not in said_lower for n in names if n != "I"):
+        return False
     said_words = _words(said)
     stems = {w[:4] for w in said_words}
     return any(w in said_words or w[:4] in stems for w in _words(content))
