@@ -15,6 +15,7 @@ from langchain_tiered_memory.storage.codec import fact_from_json, fact_to_json
 from langchain_tiered_memory.tiers.core import CoreFact, CoreMemory, plan_end, plan_upsert
 from langchain_tiered_memory.tiers.turns import Turn
 from langchain_tiered_memory.write.extraction import ExtractedFact
+from langchain_tiered_memory.write.fact_time import clause_time, fact_time
 from langchain_tiered_memory.write.writer import MemoryWriter
 
 MAR = datetime(2025, 3, 1, tzinfo=timezone.utc)
@@ -124,3 +125,101 @@ def test_the_writer_carries_valid_times_into_core_memory() -> None:
     (update,) = result.promoted
     assert (update.fact.created_at, update.fact.valid_from) == (MAR, SEP)
     assert writer.core.get("school").valid_from == SEP  # type: ignore[union-attr]
+
+
+# --- reading the time a fact's words state (write/fact_time.py) -----------------------
+
+FRIDAY = datetime(2026, 12, 4, 15, 0, tzinfo=timezone.utc)
+JULY = datetime(2026, 7, 10, 9, 0, tzinfo=timezone.utc)
+
+
+@pytest.mark.parametrize(
+    ("text", "said", "valid_from", "valid_until"),
+    [
+        ("I moved to Lisbon last month", FRIDAY, "2026-11-01", None),
+        ("Mia starts school in September", JULY, "2026-09-01", None),
+        ("Mia starts school in September", FRIDAY, "2027-09-01", None),
+        ("I'm in Rome until June", JULY, None, "2027-06-01"),
+        ("I lived in Paris until 2024", FRIDAY, None, "2024-01-01"),
+        ("the lease runs through June", JULY, None, "2027-07-01"),
+        ("my flight is on Saturday", FRIDAY, "2026-12-05", "2026-12-06"),
+        ("Dentist appointment tomorrow at 9", FRIDAY, "2026-12-05", "2026-12-06"),
+        ("we're moving next month", FRIDAY, "2027-01-01", None),
+        ("I'll be in Berlin next week", FRIDAY, "2026-12-07", "2026-12-14"),
+        ("I'm off work this week", FRIDAY, "2026-11-30", "2026-12-07"),
+        ("I've lived here since 2023", FRIDAY, "2023-01-01", None),
+        ("I started a new job last week", FRIDAY, "2026-11-23", None),
+        ("I quit smoking two weeks ago", FRIDAY, "2026-11-20", None),
+        ("I moved here in March", JULY, "2026-03-01", None),
+        ("we got married in 2019", FRIDAY, "2019-01-01", None),
+        ("In 2 weeks I start at Google", FRIDAY, "2026-12-18", None),
+        ("I'm away from December 20 until January 3", FRIDAY, "2026-12-20", "2027-01-04"),
+        ("我上个月搬到了里斯本", FRIDAY, "2026-11-01", None),
+        ("下周六我要去看牙医", FRIDAY, "2026-12-12", "2026-12-13"),
+        ("我到六月都在北京", FRIDAY, None, "2027-06-01"),
+        ("我从2023年起住在上海", FRIDAY, "2023-01-01", None),
+        ("2023年以来我一直住在上海", FRIDAY, "2023-01-01", None),
+        ("我三天前开始跑步", FRIDAY, "2026-12-01", None),
+        ("我明年毕业", FRIDAY, "2027-01-01", None),
+        ("九月开学", JULY, "2026-09-01", None),
+    ],
+)
+def test_the_time_a_clause_states(
+    text: str, said: datetime, valid_from: str | None, valid_until: str | None
+) -> None:
+    found = fact_time(text, said)
+    assert found is not None
+    day = lambda at: at.date().isoformat() if at else None  # noqa: E731
+    assert (day(found.valid_from), day(found.valid_until)) == (valid_from, valid_until)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "I live in Paris",
+        "我住在上海",
+        "My birthday is on 3 June",  # recurring, not when a fact holds
+        "I go swimming every Saturday",
+        "I may move to Porto",  # "may" the verb
+        "My favourite month is May",  # a month, but nothing starts or ends
+        "I'm from Paris",
+        "I work at Google in Paris",
+    ],
+)
+def test_no_time_where_none_is_stated(text: str) -> None:
+    assert fact_time(text, FRIDAY) is None
+
+
+def test_bad_input_to_fact_time_is_refused() -> None:
+    with pytest.raises(TypeError, match="reads text"):
+        fact_time(None, FRIDAY)  # type: ignore[arg-type]
+    with pytest.raises(TypeError, match="said_at"):
+        fact_time("last week", "2026-12-04")  # type: ignore[arg-type]
+
+
+def test_a_naive_said_at_is_utc() -> None:
+    found = fact_time("tomorrow", datetime(2026, 12, 4, 23, 0))
+    assert found is not None and found.valid_from == datetime(2026, 12, 5, tzinfo=timezone.utc)
+
+
+def test_each_fact_of_a_message_gets_the_time_of_its_own_clause() -> None:
+    message = "I moved to Lisbon last month and I'm allergic to peanuts."
+    assert clause_time(message, "moved to Lisbon", FRIDAY).valid_from.month == 11  # type: ignore[union-attr]
+    assert clause_time(message, "allergic to peanuts", FRIDAY) is None
+    lent = clause_time("Since 2023, I live in Lisbon.", "lives in Lisbon", FRIDAY)
+    assert lent is not None and lent.valid_from.year == 2023  # type: ignore[union-attr]
+    assert clause_time("I live in Lisbon.", "", FRIDAY) is None
+
+
+def test_the_rule_extractor_dates_facts_by_when_they_were_said() -> None:
+    memory = TieredMemory(context_window=4096)
+    memory.add_messages(
+        [HumanMessage("I moved to Lisbon last month."), AIMessage("Nice!")], at=FRIDAY
+    )
+    home = memory.core.get("home_city")
+    assert home is not None and "Lisbon" in home.content
+    assert home.valid_from == datetime(2026, 11, 1, tzinfo=timezone.utc)
+    assert home.created_at == FRIDAY
+    memory.add_messages([HumanMessage("I'm allergic to peanuts."), AIMessage("Noted.")])
+    allergy = [f for f in memory.core.active() if f.subject.startswith("allergy")]
+    assert allergy and allergy[0].valid_from is None
