@@ -231,7 +231,7 @@ def test_a_crash_between_the_answer_and_the_commit_loses_nothing_and_writes_noth
         add("add", "likes jazz", 1, "likes:jazz"),
     ]
     model = scripted(answer, list(answer))
-    memory = memory_with(store, model, every=2)
+    memory = memory_with(store, model, every=50)  # runs only when flushed
     memory.backend = FailingCommit(store.backend)  # type: ignore[assignment]
     memory.add_messages(exchange("I live in Porto."))
     memory.add_messages(exchange("I like jazz a lot."))
@@ -239,7 +239,7 @@ def test_a_crash_between_the_answer_and_the_commit_loses_nothing_and_writes_noth
     assert model.calls == 1 and memory.backend.failed == 1  # type: ignore[attr-defined]
     assert memory.core.active() == [] and memory.head.extracted_through == -1
     # a new process (a fresh view of the same store) finds the batch still due
-    again = memory_with(store, model, every=2)
+    again = memory_with(store, model, every=50)
     assert again.flush_extraction(timeout=20)
     assert model.calls == 2
     assert sorted(f.content for f in again.core.history()) == ["likes jazz", "lives in Porto"]
