@@ -193,7 +193,7 @@ def test_a_model_failure_writes_nothing_and_the_batch_is_retried_once(
     model = scripted(
         TimeoutError("model timed out"), [add("add", "lives in Porto", 0, "home_city")]
     )
-    memory = memory_with(store, model, every=2)
+    memory = memory_with(store, model, every=50)  # runs only when flushed
     memory.add_messages(exchange("I live in Porto."))
     memory.add_messages(exchange("Any tips?"))
     assert memory.flush_extraction(timeout=20)
