@@ -362,6 +362,15 @@ class MemoryStore:
             if own_file is not None:
                 own_file.conn.close()
 
+    def purge_checkpoints(self, threads: Sequence[str]) -> None:
+        """Delete these threads from every checkpointer this store knows of (what a forget
+        does for the threads it took turns from).
+
+        Example:
+            >>> MemoryStore().purge_checkpoints(["t1"])  # no checkpointer: nothing to do
+        """
+        self._purge_checkpoints([check_id(t, "thread_id") for t in threads])
+
     def _purge_checkpoints(self, threads: Sequence[str]) -> None:
         """Delete these threads from every checkpointer this store knows of."""
         if not threads:

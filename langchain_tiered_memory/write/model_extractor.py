@@ -55,7 +55,7 @@ from langchain_tiered_memory.storage.base import FactChange
 from langchain_tiered_memory.text import strip_quoted
 from langchain_tiered_memory.tiers.core import CoreFact, FactCategory
 from langchain_tiered_memory.tiers.turns import Turn, message_text
-from langchain_tiered_memory.write.extraction import detect_forget
+from langchain_tiered_memory.write.forget import detect_forget
 from langchain_tiered_memory.write.importance import rate_importance
 
 logger = logging.getLogger(__name__)

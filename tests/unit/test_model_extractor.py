@@ -338,22 +338,25 @@ def test_recalled_text_in_a_stored_prompt_is_never_extracted_again(store: Memory
     # stores the prompt's messages back (instead of the user's) must not feed them
     # to the extractor
     model = scripted(
-        [
-            add("add", "has a greyhound called Biscuit", 0, "pet:dog"),
-            add("add", "wants dinner ideas", 0, "task"),
-        ]
+        [add("add", "wants dinner ideas for the greyhound", 0, "task")],
+        [add("add", "adopted a greyhound from a shelter in Leeds", 0, "pet:dog")],
     )
     memory = memory_with(store, model, every=1)
-    memory.add_messages(HumanMessage("Dinner ideas for tonight with my greyhound Biscuit?"))
-    ctx = memory.build_context(recalled=[RecalledMemory("Ana adopted a greyhound, Biscuit.")])
-    assert "<memory_context>" in ctx.messages[-1].content and "adopted" in ctx.messages[-1].content
+    memory.add_messages(HumanMessage("Dinner ideas for tonight with my greyhound?"))
+    assert memory.flush_extraction(timeout=20)
+    recalled = RecalledMemory("Ana adopted her greyhound from a shelter in Leeds.")
+    ctx = memory.build_context(recalled=[recalled])
+    assert "<memory_context>" in ctx.messages[-1].content and "Leeds" in ctx.messages[-1].content
     other = memory_with(store, model, every=1, thread="t2")
     other.add_messages([ctx.messages[-1]])  # the whole prompt message, stored back
-    assert other.flush_extraction(timeout=20) and memory.flush_extraction(timeout=20)
+    assert other.flush_extraction(timeout=20)
+    assert model.calls == 2
     for i in range(model.calls):
-        assert "adopted" not in model.prompt_text(i)
+        assert "Leeds" not in model.prompt_text(i)
         assert "<memory_context>" not in model.prompt_text(i)
-    assert "adopted" not in extractable_text(ctx.messages[-1])
+    # the model "extracting" the recalled text anyway is not taken: not the user's words
+    assert [f.subject for f in memory.core.history()] == ["task"]
+    assert "Leeds" not in extractable_text(ctx.messages[-1])
 
 
 # -- the prompt fits the budget ---------------------------------------------------------
