@@ -173,6 +173,7 @@ def test_circles_are_found() -> None:
 #: the integrations and the command line; ``testing`` (fakes and the conformance suite)
 #: sits on top, for tests.
 LAYERS: tuple[str, ...] = (
+    "version",
     "expiry",
     "ids",
     "text",
