@@ -24,7 +24,7 @@ model made up, or copied from the current facts, is dropped).
 
 Example:
     >>> from langchain_core.messages import HumanMessage
-    >>> from langchain_tiered_memory.tiers.turns import Turn
+    >>> from langchain_tiered_memory.values.turns import Turn
     >>> extractable_text(HumanMessage('My friend\\'s bio: "Tom lives in Oslo and cooks." I live in Porto.'))
     "My friend's bio: I live in Porto."
     >>> grounded("lives in Porto", "I live in Porto.")
@@ -49,12 +49,12 @@ from pydantic import BaseModel, Field
 from langchain_tiered_memory.budget.clipping import clip_text
 from langchain_tiered_memory.budget.markup import split_turn_memory
 from langchain_tiered_memory.budget.tokens import TokenCounter
-from langchain_tiered_memory.models import require_chat_model
+from langchain_tiered_memory.models import ECHO, require_chat_model
 from langchain_tiered_memory.records import MemoryRecord
 from langchain_tiered_memory.storage.base import FactChange
 from langchain_tiered_memory.text import strip_quoted
-from langchain_tiered_memory.tiers.core import CoreFact, FactCategory
-from langchain_tiered_memory.tiers.turns import Turn, message_text
+from langchain_tiered_memory.values.facts import CoreFact, FactCategory
+from langchain_tiered_memory.values.turns import Turn, message_text
 from langchain_tiered_memory.write.forget import detect_forget
 from langchain_tiered_memory.write.importance import rate_importance
 
@@ -438,9 +438,8 @@ def model_extractor_for(spec: Any, model: Any = None) -> ModelExtractor | None:
     elif not isinstance(spec, str | BaseChatModel):
         return None  # an Extractor object (or a wrong value, which extractor_from refuses)
     extractor = ModelExtractor(spec)
-    from langchain_tiered_memory.testing.chat_models import EchoChatModel
-
-    if isinstance(extractor.model, EchoChatModel) or not extractor.supports_structured_output():
+    echo = getattr(extractor.model, "_llm_type", None) == ECHO  # answers with its prompt
+    if echo or not extractor.supports_structured_output():
         logger.info(
             "%s gives no structured output: the fact rules run instead",
             type(extractor.model).__name__,

@@ -27,7 +27,7 @@ from langchain_tiered_memory.budget.tokens import ApproximateTokenCounter
 from langchain_tiered_memory.models import resolve_chat_model
 from langchain_tiered_memory.storage.errors import StorageError
 from langchain_tiered_memory.tiers.core import CoreFact
-from langchain_tiered_memory.tiers.turns import Turn
+from langchain_tiered_memory.values.turns import Turn
 from langchain_tiered_memory.write.model_extractor import ModelExtractor, extractable_text
 
 WINDOW = 8192
