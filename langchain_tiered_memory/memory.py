@@ -83,14 +83,14 @@ from langchain_tiered_memory.tiers.buffer import (
 from langchain_tiered_memory.tiers.compression import compress_and_commit
 from langchain_tiered_memory.tiers.core import CoreFact, CoreMemory, FactUpdate
 from langchain_tiered_memory.tiers.summarize import Summarizer, summarizer_from
-from langchain_tiered_memory.tiers.turns import (
+from langchain_tiered_memory.tiers.window import ThreadWindow
+from langchain_tiered_memory.values.turns import (
     ABANDONED_TOOL_RESULT,
     Turn,
     clean_message,
     clean_text,
     message_text,
 )
-from langchain_tiered_memory.tiers.window import ThreadWindow
 from langchain_tiered_memory.write.consolidation import Reflector
 from langchain_tiered_memory.write.forget import (
     ForgetReport,

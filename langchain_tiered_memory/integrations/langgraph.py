@@ -58,7 +58,7 @@ from langchain_tiered_memory.recall.gate import should_recall
 from langchain_tiered_memory.storage.base import StoreWithCheckpoints
 from langchain_tiered_memory.storage.postgres.db import is_postgres_url
 from langchain_tiered_memory.store import MemoryStore
-from langchain_tiered_memory.tiers.turns import message_text
+from langchain_tiered_memory.values.turns import message_text
 
 __all__ = [
     "MemoryNodes",
