@@ -560,6 +560,10 @@ class TieredMemory:
         with self._lock:
             return self._carry_out([ForgetRequest(words)], [])
 
+    async def aforget_about(self, words: str) -> ForgetReport:
+        """Async twin of :meth:`forget_about` (runs in a worker thread)."""
+        return await asyncio.to_thread(self.forget_about, words)
+
     def _handle_forget_requests(self, turns: Sequence[Turn]) -> None:
         """Carry out "forget ..." requests in turns this view just added.
 
