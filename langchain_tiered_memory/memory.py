@@ -83,14 +83,14 @@ from langchain_tiered_memory.tiers.buffer import (
 from langchain_tiered_memory.tiers.compression import compress_and_commit
 from langchain_tiered_memory.tiers.core import CoreFact, CoreMemory, FactUpdate
 from langchain_tiered_memory.tiers.summarize import Summarizer, summarizer_from
-from langchain_tiered_memory.tiers.turns import (
+from langchain_tiered_memory.tiers.window import ThreadWindow
+from langchain_tiered_memory.values.turns import (
     ABANDONED_TOOL_RESULT,
     Turn,
     clean_message,
     clean_text,
     message_text,
 )
-from langchain_tiered_memory.tiers.window import ThreadWindow
 from langchain_tiered_memory.write.consolidation import Reflector
 from langchain_tiered_memory.write.forget import (
     ForgetReport,
@@ -580,6 +580,10 @@ class TieredMemory:
             raise ValueError(f"nothing to match in {words!r}: name what to forget")
         with self._lock:
             return self._carry_out([ForgetRequest(words)], [])
+
+    async def aforget_about(self, words: str) -> ForgetReport:
+        """Async twin of :meth:`forget_about` (runs in a worker thread)."""
+        return await asyncio.to_thread(self.forget_about, words)
 
     def _handle_forget_requests(self, turns: Sequence[Turn]) -> None:
         """Carry out "forget ..." requests in turns this view just added.

@@ -36,7 +36,7 @@ from pydantic import BaseModel, Field
 
 from langchain_tiered_memory.models import require_chat_model as _resolve
 from langchain_tiered_memory.tiers.core import FactCategory
-from langchain_tiered_memory.tiers.turns import Turn, message_text
+from langchain_tiered_memory.values.turns import Turn, message_text
 from langchain_tiered_memory.write.fact_time import clause_time
 from langchain_tiered_memory.write.forget import ForgetRequest, detect_forget
 from langchain_tiered_memory.write.importance import rate_importance

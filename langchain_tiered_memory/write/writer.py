@@ -18,7 +18,7 @@ batch, so no turn is skipped.
 Example:
     >>> from langchain_core.messages import HumanMessage
     >>> from langchain_tiered_memory.tiers.core import CoreMemory
-    >>> from langchain_tiered_memory.tiers.turns import Turn
+    >>> from langchain_tiered_memory.values.turns import Turn
     >>> writer = MemoryWriter(CoreMemory())
     >>> _ = writer.observe([Turn(0, (HumanMessage("I live in Paris."),))])
     >>> _ = writer.observe([Turn(1, (HumanMessage("I moved to Berlin."),))])
@@ -40,7 +40,7 @@ from langchain_core.language_models import BaseChatModel
 
 from langchain_tiered_memory.models import ECHO, LOCAL
 from langchain_tiered_memory.tiers.core import CoreFact, CoreMemory, FactUpdate
-from langchain_tiered_memory.tiers.turns import Turn
+from langchain_tiered_memory.values.turns import Turn
 from langchain_tiered_memory.write.extraction import (
     ExtractedFact,
     LLMExtractor,

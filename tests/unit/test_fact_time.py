@@ -24,7 +24,7 @@ from langchain_tiered_memory.tiers.core import (
     plan_end,
     plan_upsert,
 )
-from langchain_tiered_memory.tiers.turns import Turn
+from langchain_tiered_memory.values.turns import Turn
 from langchain_tiered_memory.write.extraction import ExtractedFact
 from langchain_tiered_memory.write.fact_time import clause_time, fact_time
 from langchain_tiered_memory.write.writer import MemoryWriter
