@@ -547,6 +547,27 @@ class TieredMemory:
         """
         return self.core.end(subject, block, at=at, reason=reason)
 
+    def facts_at(self, when: datetime, until: datetime | None = None) -> list[CoreFact]:
+        """The user's facts that held at ``when`` (with ``until``: at any time in
+        ``[when, until)``), superseded and ended versions included, oldest first
+        (:meth:`CoreMemory.at <langchain_tiered_memory.tiers.core.CoreMemory.at>`).
+
+        Example:
+            >>> from datetime import datetime
+            >>> m = TieredMemory(context_window=4096)
+            >>> _ = m.write_fact(CoreFact.new("home_city", "lives in Paris",
+            ...                               created_at=datetime(2021, 1, 1)))
+            >>> _ = m.write_fact(CoreFact.new("home_city", "moved to Berlin",
+            ...                               valid_from=datetime(2024, 3, 1)))
+            >>> [f.content for f in m.facts_at(datetime(2023, 6, 1))]
+            ['lives in Paris']
+        """
+        return self.core.at(when, until)
+
+    async def afacts_at(self, when: datetime, until: datetime | None = None) -> list[CoreFact]:
+        """Async twin of :meth:`facts_at` (runs in a worker thread)."""
+        return await asyncio.to_thread(self.facts_at, when, until)
+
     def forget_fact(self, subject: str) -> list[CoreFact]:
         """Delete every version of a core fact, its records and the turns that stated it."""
         removed = self.core.forget(subject=subject)
@@ -582,6 +603,10 @@ class TieredMemory:
             raise ValueError(f"nothing to match in {words!r}: name what to forget")
         with self._lock:
             return self._carry_out([ForgetRequest(words)], [])
+
+    async def aforget_about(self, words: str) -> ForgetReport:
+        """Async twin of :meth:`forget_about` (runs in a worker thread)."""
+        return await asyncio.to_thread(self.forget_about, words)
 
     def _handle_forget_requests(self, turns: Sequence[Turn]) -> None:
         """Carry out "forget ..." requests in turns this view just added.

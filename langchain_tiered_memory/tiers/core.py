@@ -25,7 +25,7 @@ from datetime import datetime
 from typing import Any
 
 from langchain_tiered_memory.budget.tokens import TokenCounter
-from langchain_tiered_memory.expiry import is_expired
+from langchain_tiered_memory.expiry import is_expired, utc
 from langchain_tiered_memory.storage.inprocess import InProcessFacts
 from langchain_tiered_memory.values.facts import (
     BLOCKS,
@@ -59,7 +59,10 @@ __all__ = [
     "FactUpdate",
     "InProcessFacts",
     "current_fact",
+    "held_during",
     "held_note",
+    "held_span",
+    "history_line",
     "plan_end",
     "plan_upsert",
     "render_facts",
@@ -83,6 +86,80 @@ def render_facts(facts: Iterable[CoreFact], *, now: datetime | None = None) -> s
             parts.append(f"[{block}]")
             parts.extend(f.render(now=now) for f in chosen)
     return "\n".join(parts)
+
+
+def held_span(
+    fact: CoreFact, versions: Iterable[CoreFact] = ()
+) -> tuple[datetime, datetime | None]:
+    """When ``fact`` held, ``(start, end)`` (``end`` ``None``: still holds) (pure).
+
+    It starts at ``valid_from`` (else when it was said) and ends at ``valid_until``;
+    a version superseded before versions kept ``valid_until`` ends where its
+    replacement in ``versions`` starts.
+
+    Example:
+        >>> from datetime import datetime
+        >>> f = CoreFact.new("home_city", "lives in Paris", created_at=datetime(2021, 5, 2),
+        ...                  valid_until=datetime(2023, 3, 1))
+        >>> [d.date().isoformat() for d in held_span(f)]
+        ['2021-05-02', '2023-03-01']
+    """
+    start = utc(fact.valid_from or fact.created_at)
+    if fact.valid_until is not None:
+        return start, utc(fact.valid_until)
+    if fact.status == "superseded" and fact.superseded_by is not None:
+        for other in versions:
+            if other.id == fact.superseded_by:
+                return start, max(start, utc(other.valid_from or other.created_at))
+    return start, None
+
+
+def held_during(
+    facts: Iterable[CoreFact], start: datetime, end: datetime | None = None
+) -> list[CoreFact]:
+    """The versions in ``facts`` that held at ``start`` (or at any time in ``[start, end)``),
+    whatever their status now - superseded and ended ones too - oldest first (pure).
+
+    Example:
+        >>> from datetime import datetime
+        >>> paris = CoreFact.new("home_city", "lives in Paris", created_at=datetime(2021, 1, 1),
+        ...                      status="superseded", valid_until=datetime(2024, 1, 1))
+        >>> berlin = CoreFact.new("home_city", "lives in Berlin", created_at=datetime(2024, 1, 1))
+        >>> [f.content for f in held_during([paris, berlin], datetime(2023, 6, 1))]
+        ['lives in Paris']
+        >>> len(held_during([paris, berlin], datetime(2023, 1, 1), datetime(2025, 1, 1)))
+        2
+    """
+    versions = list(facts)
+    lo = utc(start)
+    hi = utc(end) if end is not None else lo
+    if hi < lo:
+        raise ValueError(f"the end of a time window ({end}) is before its start ({start})")
+    found = []
+    for fact in versions:
+        began, ended = held_span(fact, versions)
+        started = began < hi if end is not None else began <= lo
+        if started and (ended is None or ended > lo):
+            found.append(fact)
+    return sorted(found, key=lambda f: held_span(f, versions)[0])
+
+
+def history_line(fact: CoreFact, versions: Iterable[CoreFact] = ()) -> str:
+    """One version as the history shows it: its text, when it held and its status (pure).
+
+    Example:
+        >>> from datetime import datetime
+        >>> f = CoreFact.new("home_city", "lives in Paris", created_at=datetime(2021, 1, 1),
+        ...                  status="superseded", valid_until=datetime(2023, 3, 1))
+        >>> history_line(f)
+        'home_city: lives in Paris (held 2021 to Mar 2023; superseded)'
+    """
+    began, ended = held_span(fact, versions)
+    until = f" to {when_text(ended)}" if ended is not None else " on"
+    subject = " ".join(fact.subject.split())
+    content = " ".join(fact.content.split())
+    status = "current" if fact.status in ("active", "archived") else fact.status
+    return f"{subject}: {content} (held {when_text(began)}{until}; {status})"
 
 
 def _ranked(facts: Iterable[CoreFact]) -> list[CoreFact]:
@@ -158,7 +235,30 @@ class CoreMemory:
         facts = list(self._current())
         if subject is not None:
             facts = [f for f in facts if f.subject == subject.lower()]
-        return sorted(facts, key=lambda f: f.created_at)
+        return sorted(facts, key=lambda f: utc(f.created_at))
+
+    def at(self, when: datetime, until: datetime | None = None) -> list[CoreFact]:
+        """The fact versions that held at ``when`` (with ``until``: at any time in
+        ``[when, until)``), superseded and ended ones included, oldest first.
+
+        Expired versions are left out. See :func:`held_during`.
+
+        Example:
+            >>> from datetime import datetime
+            >>> core = CoreMemory()
+            >>> _ = core.upsert(CoreFact.new("home_city", "lives in Paris",
+            ...                 created_at=datetime(2021, 1, 1)))
+            >>> _ = core.upsert(CoreFact.new("home_city", "moved to Berlin",
+            ...                 valid_from=datetime(2024, 1, 1)))
+            >>> [(f.content, f.status) for f in core.at(datetime(2023, 6, 1))]
+            [('lives in Paris', 'superseded')]
+        """
+        for name, value in (("when", when), ("until", until)):
+            if value is not None and not isinstance(value, datetime):
+                raise TypeError(f"{name} must be a datetime, got {value!r}")
+        now = utc_now()
+        versions = [f for f in self._current() if not is_expired(f.expires_at, now)]
+        return held_during(versions, when, until)
 
     def get(self, subject: str, block: str = "human") -> CoreFact | None:
         """The active fact for ``subject`` in ``block``, if any."""
