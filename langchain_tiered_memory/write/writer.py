@@ -281,14 +281,15 @@ class MemoryWriter:
         # an extractor that links a fact to the current facts it may replace (by meaning)
         link = getattr(self.extractor, "supersedes", None)
         for fact in facts:
+            earlier: list[CoreFact] = []
+            if callable(link):
+                fact = replace(fact, subject=resolve_subject(fact.subject, self.core))
+                fact, earlier = link(fact, self.core.active())
             if fact.stated and fact.confidence >= self.min_confidence:
                 dated = {}
                 if fact.source_turn in said_at:
                     dated["created_at"] = said_at[fact.source_turn]
                 subject = resolve_subject(fact.subject, self.core)
-                earlier: list[CoreFact] = []
-                if callable(link):
-                    subject, earlier = link(replace(fact, subject=subject), self.core.active())
                 update = self.core.upsert(
                     CoreFact.new(
                         subject,

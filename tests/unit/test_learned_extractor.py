@@ -170,3 +170,24 @@ def test_earlier_fact_is_shown_beside_the_newer_never_as_current(tmp_path) -> No
         assert "earlier (" in prompt and "Deloitte" in prompt
     finally:
         store.close()
+
+
+def test_possible_clause_that_surely_updates_a_current_fact_replaces_it() -> None:
+    core = CoreMemory([CoreFact.new("car", "drives a Passat", source_turn=0)])
+    models = ScriptedModels({"Tesla": 0.6}, {("Tesla", "Passat"): 0.95})
+    writer = MemoryWriter(core, extractor=LearnedExtractor(models))
+    writer.extract([_turn(1, "the new Tesla drives like a dream")])
+    assert [f.content for f in core.active()] == ["the new Tesla drives like a dream"]
+
+
+def test_links_when_no_fact_stands_out_change_nothing() -> None:
+    core = CoreMemory(
+        [
+            CoreFact.new("work", "works at Deloitte", source_turn=0),
+            CoreFact.new("home_city", "lives in Deloitte Town", source_turn=0),
+        ]
+    )
+    models = ScriptedModels({"Stripe": 0.95}, {("Stripe", "Deloitte"): 0.9})
+    writer = MemoryWriter(core, extractor=LearnedExtractor(models))
+    writer.extract([_turn(1, "first week at Stripe went well")])
+    assert len(core.active()) == 3

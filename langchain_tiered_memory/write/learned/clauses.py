@@ -13,8 +13,17 @@ import re
 
 __all__ = ["clean_clause", "split_clauses"]
 
-# Sentence ends (a question mark ends a question, which is dropped).
-_SENTENCE = re.compile(r"(?<=[.!?。！？；;])\s*|\n+")
+# Sentence ends (a question mark ends a question, which is dropped); a full stop
+# inside a token ("jo.hart@mail.com", "3.4kg") is not one.
+_SENTENCE = re.compile(r"(?<=[.!?])\s+|(?<=[.!?])$|(?<=[。！？；;])\s*|\n+")
+# A request to the assistant, not a statement ("Find me a gym", "帮我规划").
+_REQUEST = re.compile(
+    r"^(?:please |pls |can you |could you |would you |will you )?(?:write|draft|find|give|help|"
+    r"tell|explain|translate|proofread|recommend|suggest|list|make|summari[sz]e|convert|fix|"
+    r"plan|book|order|fill|pick|remind|show|create|check|compare|sort|let's|lets)\b|"
+    r"^(?:请|帮我|给我|麻烦|推荐|翻译|解释|我们来|帮忙)",
+    re.IGNORECASE,
+)
 _LEAD = re.compile(
     r"^(?:(?:and|but|so|also|anyway|anyways|btw|by the way|fyi|oh|ok|okay|well|"
     r"quick one|heads up|note for later|for the record|just so you know|"
@@ -42,13 +51,21 @@ def clean_clause(text: str) -> str:
 
 
 def split_clauses(text: str, *, max_clauses: int = 12) -> list[str]:
-    """The statements of a message, cleaned; questions and fragments left out."""
+    """The statements of a message, cleaned; questions, requests to the assistant
+    and fragments left out.
+
+    Example:
+        >>> split_clauses("use jo.h@x.com now. Find me a gym nearby. 帮我规划一下。")
+        ['use jo.h@x.com now']
+    """
     out: list[str] = []
     for part in _SENTENCE.split(text[:4000]):
         part = part.strip()
         if not part or part.endswith(("?", "？")):
             continue
         clause = clean_clause(part)
+        if _REQUEST.match(clause):
+            continue
         words = len(clause.split()) if clause.isascii() else len(clause)
         if words >= (2 if clause.isascii() else 4):
             out.append(clause)

@@ -26,8 +26,9 @@ Example:
 
 from __future__ import annotations
 
-import re
+import hashlib
 from collections.abc import Sequence
+from dataclasses import replace
 
 from langchain_core.messages import HumanMessage
 
@@ -41,44 +42,16 @@ from langchain_tiered_memory.write.learned.models import LearnedModels, shared_m
 
 __all__ = ["LearnedExtractor", "clause_subject"]
 
-_WORD = re.compile(r"[a-z0-9']+|[\u4e00-\u9fff]")
-_SKIP = {
-    "i",
-    "i'm",
-    "im",
-    "my",
-    "me",
-    "the",
-    "a",
-    "an",
-    "we",
-    "our",
-    "is",
-    "am",
-    "are",
-    "was",
-    "我",
-    "的",
-    "了",
-}
-
 
 def clause_subject(clause: str) -> str:
-    """A short subject for a kept clause: ``said:`` and its first content words.
+    """The subject of a kept clause: ``said:`` and a short digest of the text (no
+    value in it, so an update filed under it leaves no old value behind).
 
     Example:
         >>> clause_subject("the storage unit combo is 3390")
-        'said:storage unit combo'
-        >>> clause_subject("我家wifi密码是 lotus2024")
-        'said:家wifi密码'
+        'said:2b95d7'
     """
-    tokens = [t for t in _WORD.findall(clause.lower()) if t not in _SKIP]
-    ascii_words = [t for t in tokens if t.isascii()]
-    if tokens and not tokens[0].isascii():
-        head = "".join(re.findall(r"[\u4e00-\u9fff]|[a-z0-9]+", clause.lower()))
-        head = "".join(ch for ch in head if ch not in _SKIP)
-        return f"said:{head[:6]}"
-    return "said:" + " ".join(ascii_words[:3]) if ascii_words else "said:note"
+    return "said:" + hashlib.sha1(clause.strip().lower().encode("utf-8")).hexdigest()[:6]
 
 
 class LearnedExtractor:
@@ -93,6 +66,8 @@ class LearnedExtractor:
             fact's subject (superseding it).
         unsure_threshold: P(replaces) from which the current fact is moved
             out as an earlier one.
+        margin: How far the best-linked fact must stand above the next one;
+            when no single fact stands out, nothing is linked.
     """
 
     calls = 0  # never calls a model
@@ -104,8 +79,9 @@ class LearnedExtractor:
         *,
         fact_threshold: float = 0.8,
         possible_threshold: float = 0.5,
-        link_threshold: float = 0.7,
-        unsure_threshold: float = 0.4,
+        link_threshold: float = 0.8,
+        unsure_threshold: float = 0.5,
+        margin: float = 0.2,
     ) -> None:
         if not 0 <= possible_threshold <= fact_threshold <= 1:
             raise ValueError("need 0 <= possible_threshold <= fact_threshold <= 1")
@@ -117,6 +93,7 @@ class LearnedExtractor:
         self.possible_threshold = possible_threshold
         self.link_threshold = link_threshold
         self.unsure_threshold = unsure_threshold
+        self.margin = margin
         self._previous = ""
 
     @property
@@ -168,23 +145,35 @@ class LearnedExtractor:
 
     def supersedes(
         self, fact: ExtractedFact, current: Sequence[CoreFact]
-    ) -> tuple[str, list[CoreFact]]:
-        """The subject to file ``fact`` under, and the current facts it may replace
-        (to be moved out as earlier ones).
+    ) -> tuple[ExtractedFact, list[CoreFact]]:
+        """``fact`` as it should be written, and the current fact it may replace
+        (to be moved out as an earlier one).
 
-        A fact whose subject is already current updates it as usual (no link).
+        Only the best-linked current fact can be replaced, and only when it
+        stands ``margin`` above the next. A sure link files ``fact`` under that
+        fact's subject, so the write supersedes it; a possible fact (a clause
+        the classifier was less sure of) that links surely is written as stated,
+        since it updates something the user said. An unsure link returns the
+        older fact to move out. A fact whose subject is already current updates
+        it as usual (no link).
         """
         others = [f for f in current if f.block == "human" and f.subject != fact.subject]
         if len(others) < len(current) and any(f.subject == fact.subject for f in current):
-            return fact.subject, []
-        links = self.models.link(fact.content, others)
+            return fact, []
+        links = sorted(self.models.link(fact.content, others), key=lambda link: -link.p)
         if not links:
-            return fact.subject, []
-        best = max(links, key=lambda link: link.p)
-        subject = best.fact.subject if best.p >= self.link_threshold else fact.subject
-        earlier = [
-            link.fact
-            for link in links
-            if link.p >= self.unsure_threshold and link.fact.subject != subject
-        ]
-        return subject, earlier
+            return fact, []
+        best = links[0]
+        runner_up = links[1].p if len(links) > 1 else 0.0
+        if best.p - runner_up < self.margin:  # no one fact stands out: link nothing
+            return fact, []
+        if best.p >= self.link_threshold:
+            return replace(
+                fact,
+                subject=best.fact.subject,
+                stated=True,
+                confidence=max(fact.confidence, 0.8),
+            ), []
+        if best.p >= self.unsure_threshold and fact.stated:
+            return fact, [best.fact]
+        return fact, []

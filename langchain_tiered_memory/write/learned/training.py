@@ -28,6 +28,7 @@ from typing import Any
 import numpy as np
 from langchain_core.embeddings import Embeddings
 
+from langchain_tiered_memory.write.learned.cues import clause_cues, pair_cues
 from langchain_tiered_memory.write.learned.logistic import Logistic, fit_logistic, predict_proba
 
 logger = logging.getLogger(__name__)
@@ -125,20 +126,25 @@ def _unit(vectors: Sequence[Sequence[float]]) -> np.ndarray:
     return v / (np.linalg.norm(v, axis=1, keepdims=True) + 1e-12)
 
 
-def clause_features(embeddings: Embeddings, texts: Sequence[str]) -> np.ndarray:
-    """One row per clause: its unit embedding."""
+def _embedded(embeddings: Embeddings, texts: Sequence[str]) -> np.ndarray:
     return _unit(embeddings.embed_documents(list(texts)))
+
+
+def clause_features(embeddings: Embeddings, texts: Sequence[str]) -> np.ndarray:
+    """One row per clause: its unit embedding and its word cues (:func:`.cues.clause_cues`)."""
+    cues = np.array([clause_cues(t) for t in texts], dtype=np.float64)
+    return np.hstack([_embedded(embeddings, texts), cues])
 
 
 def pair_features(
     embeddings: Embeddings, current: Sequence[str], later: Sequence[str]
 ) -> np.ndarray:
     """One row per pair: the elementwise product of the two unit embeddings
-    (what they share, dimension by dimension) and their cosine."""
-    a = clause_features(embeddings, current)
-    b = clause_features(embeddings, later)
-    product = a * b
-    return np.hstack([product, product.sum(axis=1, keepdims=True)])
+    (what they share, dimension by dimension), their cosine and the pair's
+    word cues (:func:`.cues.pair_cues`)."""
+    product = _embedded(embeddings, current) * _embedded(embeddings, later)
+    cues = np.array([pair_cues(c, n) for c, n in zip(current, later, strict=True)])
+    return np.hstack([product, product.sum(axis=1, keepdims=True), cues])
 
 
 def _scores(p: np.ndarray, y: np.ndarray, threshold: float) -> dict[str, float]:
