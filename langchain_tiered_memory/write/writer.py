@@ -316,6 +316,12 @@ class MemoryWriter:
                 result.possible.append(
                     replace(fact, subject=resolve_subject(fact.subject, self.core))
                 )
+                if earlier:  # a possible update: the older fact is shown as an earlier one
+                    self.core.store.retire_facts(
+                        self.core.user_id,
+                        [f.id for f in earlier],
+                        reason=f"{EARLIER} possibly replaced by turn {fact.source_turn}",
+                    )
 
     def _forget_requests(self, turns: Sequence[Turn], result: WriteResult) -> list[Turn]:
         """Carry out forget requests; return the turns left for extraction."""

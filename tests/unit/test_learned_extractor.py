@@ -191,3 +191,29 @@ def test_links_when_no_fact_stands_out_change_nothing() -> None:
     writer = MemoryWriter(core, extractor=LearnedExtractor(models))
     writer.extract([_turn(1, "first week at Stripe went well")])
     assert len(core.active()) == 3
+
+
+def test_facts_of_one_message_never_replace_each_other() -> None:
+    models = ScriptedModels({"started running": 0.95}, {("started running", "34"): 0.99})
+    writer = MemoryWriter(CoreMemory(), extractor=LearnedExtractor(models))
+    writer.extract([_turn(0, "I'm 34. Just started running")])
+    assert "34" in " ".join(f.content for f in writer.core.active())
+
+
+def test_possible_update_with_an_unsure_link_leaves_neither_alone_as_current() -> None:
+    core = CoreMemory([CoreFact.new("home_city", "lives in Manchester", source_turn=0)])
+    models = ScriptedModels({"Sheffield": 0.6}, {("Sheffield", "Manchester"): 0.6})
+    writer = MemoryWriter(core, extractor=LearnedExtractor(models))
+    result = writer.extract([_turn(1, "the house in Sheffield feels like ours")])
+    assert not core.active() and [f.content for f in result.possible] == [
+        "the house in Sheffield feels like ours"
+    ]
+    assert core.history("home_city")[0].reason.startswith("earlier")
+
+
+def test_requests_and_conditionals_are_not_kept() -> None:
+    ex = LearnedExtractor(ScriptedModels({"": 0.99}, {}))
+    facts = ex.extract(
+        [_turn(0, "Plan a date night for Friday. If the bonus comes I'll buy a boat.")]
+    )
+    assert facts == []

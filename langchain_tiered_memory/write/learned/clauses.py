@@ -11,16 +11,24 @@ from __future__ import annotations
 
 import re
 
-__all__ = ["clean_clause", "split_clauses"]
+__all__ = ["clean_clause", "is_request", "split_clauses"]
 
 # Sentence ends (a question mark ends a question, which is dropped); a full stop
 # inside a token ("jo.hart@mail.com", "3.4kg") is not one.
-_SENTENCE = re.compile(r"(?<=[.!?])\s+|(?<=[.!?])$|(?<=[。！？；;])\s*|\n+")
+_SENTENCE = re.compile(r"(?<=[.!?])\s+|(?<=[.!?])$|(?<=[。！？；;])\s*|\n+|\s+[-–—]+\s+|\s*——\s*")
+# A conditional or hypothetical clause ("If the promotion comes through...").
+_CONDITIONAL = re.compile(
+    r"^(?:if|unless|suppose|supposing|imagine|what if|assuming|in case|如果|要是|假如|假设|万一)",
+    re.IGNORECASE,
+)
 # A request to the assistant, not a statement ("Find me a gym", "帮我规划").
 _REQUEST = re.compile(
     r"^(?:please |pls |can you |could you |would you |will you )?(?:write|draft|find|give|help|"
     r"tell|explain|translate|proofread|recommend|suggest|list|make|summari[sz]e|convert|fix|"
-    r"plan|book|order|fill|pick|remind|show|create|check|compare|sort|let's|lets)\b|"
+    r"plan|book|order|fill|pick|remind|show|create|check|compare|sort|let's|lets|put together|"
+    r"come up with|prepare|send|organi[sz]e|arrange|schedule|set up|choose|select|name|"
+    r"think of|brainstorm|outline|rewrite|edit|polish|update|look up|search|calculate|"
+    r"estimate|design|compose|generate|get me|describe|teach|quiz|rank|review)\b|"
     r"^(?:请|帮我|给我|麻烦|推荐|翻译|解释|我们来|帮忙)",
     re.IGNORECASE,
 )
@@ -50,6 +58,16 @@ def clean_clause(text: str) -> str:
     return text.strip(" \t-–—,.;:!。！，；：")
 
 
+def is_request(text: str) -> bool:
+    """Whether ``text`` is a request to the assistant ("Find me a gym", "帮我规划").
+
+    Example:
+        >>> is_request("Give me a dinner idea for tonight"), is_request("I give blood monthly")
+        (True, False)
+    """
+    return bool(_REQUEST.match(clean_clause(text)))
+
+
 def split_clauses(text: str, *, max_clauses: int = 12) -> list[str]:
     """The statements of a message, cleaned; questions, requests to the assistant
     and fragments left out.
@@ -57,6 +75,8 @@ def split_clauses(text: str, *, max_clauses: int = 12) -> list[str]:
     Example:
         >>> split_clauses("use jo.h@x.com now. Find me a gym nearby. 帮我规划一下。")
         ['use jo.h@x.com now']
+        >>> split_clauses("Type 1 diabetic here - any tips? If it rains I'll stay in.")
+        ['Type 1 diabetic here']
     """
     out: list[str] = []
     for part in _SENTENCE.split(text[:4000]):
@@ -64,7 +84,7 @@ def split_clauses(text: str, *, max_clauses: int = 12) -> list[str]:
         if not part or part.endswith(("?", "？")):
             continue
         clause = clean_clause(part)
-        if _REQUEST.match(clause):
+        if is_request(clause) or _CONDITIONAL.match(clause):
             continue
         words = len(clause.split()) if clause.isascii() else len(clause)
         if words >= (2 if clause.isascii() else 4):

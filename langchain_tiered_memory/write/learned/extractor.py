@@ -37,7 +37,7 @@ from langchain_tiered_memory.tiers.turns import Turn, message_text
 from langchain_tiered_memory.write.extraction import ExtractedFact, RuleBasedExtractor
 from langchain_tiered_memory.write.fact_rules import find_facts
 from langchain_tiered_memory.write.importance import rate_importance
-from langchain_tiered_memory.write.learned.clauses import split_clauses
+from langchain_tiered_memory.write.learned.clauses import is_request, split_clauses
 from langchain_tiered_memory.write.learned.models import LearnedModels, shared_models
 
 __all__ = ["LearnedExtractor", "clause_subject"]
@@ -107,7 +107,11 @@ class LearnedExtractor:
         self, text: str, *, source_turn: int | None = None, previous: str = ""
     ) -> list[ExtractedFact]:
         """Facts in one user message: the rules' and the uncovered clauses'."""
-        facts = self.rules.extract_text(text, source_turn=source_turn, previous=previous)
+        facts = [  # a rule that read a request as a plan ("Plan a date night") is dropped
+            f
+            for f in self.rules.extract_text(text, source_turn=source_turn, previous=previous)
+            if not is_request(f.content)
+        ]
         clauses = [c for c in split_clauses(text) if not find_facts(c)]
         for clause, p in zip(clauses, self.models.about_user(clauses), strict=True):
             if p < self.possible_threshold:
@@ -157,8 +161,15 @@ class LearnedExtractor:
         older fact to move out. A fact whose subject is already current updates
         it as usual (no link).
         """
-        others = [f for f in current if f.block == "human" and f.subject != fact.subject]
-        if len(others) < len(current) and any(f.subject == fact.subject for f in current):
+        others = [
+            f
+            for f in current
+            if f.block == "human"
+            and f.subject != fact.subject
+            # what one message says does not replace itself
+            and (f.source_turn is None or f.source_turn != fact.source_turn)
+        ]
+        if any(f.subject == fact.subject and f.block == "human" for f in current):
             return fact, []
         links = sorted(self.models.link(fact.content, others), key=lambda link: -link.p)
         if not links:
@@ -174,6 +185,6 @@ class LearnedExtractor:
                 stated=True,
                 confidence=max(fact.confidence, 0.8),
             ), []
-        if best.p >= self.unsure_threshold and fact.stated:
+        if best.p >= self.unsure_threshold:
             return fact, [best.fact]
         return fact, []
