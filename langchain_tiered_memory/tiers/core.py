@@ -24,11 +24,11 @@ import threading
 import uuid
 from collections.abc import Iterable, Sequence
 from dataclasses import asdict, dataclass, field, replace
-from datetime import datetime, timezone
+from datetime import datetime, timedelta, timezone
 from typing import Any, Literal, Protocol
 
 from langchain_tiered_memory.budget.tokens import TokenCounter
-from langchain_tiered_memory.expiry import is_expired
+from langchain_tiered_memory.expiry import is_expired, utc
 from langchain_tiered_memory.tiers.turns import clean_text
 
 __all__ = [
@@ -38,15 +38,22 @@ __all__ = [
     "Expect",
     "FactCategory",
     "FactConflict",
+    "FactStatus",
     "FactStore",
     "FactUpdate",
     "InProcessFacts",
     "current_fact",
+    "held_note",
+    "plan_end",
     "plan_upsert",
     "render_facts",
+    "when_text",
 ]
 
 FactCategory = Literal["preference", "fact", "plan", "task_state"]
+FactStatus = Literal["active", "superseded", "archived", "ended"]
+#: Optional times a stored row leaves out while they are ``None`` (rows stay as they were).
+_OPTIONAL_TIMES = ("expires_at", "valid_from", "valid_until")
 BLOCKS: tuple[str, ...] = ("human", "persona", "task")
 
 
@@ -70,15 +77,23 @@ class CoreFact:
         source_turn: The turn it came from (``None`` for tool edits).
         source: ``"user"``, ``"agent_tool"`` or ``"extractor"``.
         importance: 1-10; decides what leaves core memory first when it is full.
-        created_at: When this version was written.
-        status: ``active``, ``superseded`` or ``archived`` (moved out for room).
+        created_at: When this version was written (when it was said).
+        status: ``active``, ``superseded``, ``archived`` (moved out for room) or
+            ``ended`` (it stopped holding with no replacement: "I don't smoke
+            any more"; see :meth:`FactStore.end_fact`).
         superseded_by: Id of the replacing version.
-        reason: Why it was superseded or archived.
+        reason: Why it was superseded, archived or ended.
         source_thread: The thread of ``source_turn`` (``None`` when unknown),
             so that forgetting the fact can find the turn that stated it.
         expires_at: When this version expires (``None``: never): from then on
             it is out of core memory and recall, and the store's sweep deletes
             it as a forget would (this is deletion, not the time a fact holds).
+        valid_from: When the fact starts to hold, where stated or implied
+            ("moved to Lisbon last month", "starts school in September";
+            ``None``: unknown, taken as from when it was said).
+        valid_until: When it stops holding ("until June"; ``None``: open).
+            A superseded version gets the time its replacement starts, an
+            ended one the time it was ended.
     """
 
     id: str
@@ -92,11 +107,13 @@ class CoreFact:
     source: str = "user"
     importance: float = 5.0
     created_at: datetime = field(default_factory=_now)
-    status: Literal["active", "superseded", "archived"] = "active"
+    status: FactStatus = "active"
     superseded_by: str | None = None
     reason: str | None = None
     source_thread: str | None = None
     expires_at: datetime | None = None
+    valid_from: datetime | None = None
+    valid_until: datetime | None = None
 
     @classmethod
     def new(cls, subject: str, content: str, **kwargs: Any) -> CoreFact:
@@ -120,8 +137,14 @@ class CoreFact:
             id=uuid.uuid4().hex, subject=subject.strip().lower(), content=content.strip(), **kwargs
         )
 
-    def render(self) -> str:
+    def render(self, *, now: datetime | None = None) -> str:
         """One prompt line: ``- subject: content (stated, turn 3, 2026-03-03)``.
+
+        A fact with a known time says when it holds, as of ``now`` (default: the
+        current time): ``since Nov 2026``, ``from Sep 2027``, ``until Jun 2027``, a
+        day's ``on 2026-12-05``; once its time is over, ``past, ...`` (a plan whose
+        date has passed is not shown as ahead). The line changes only when one of
+        those dates passes, so a cached prompt prefix stays byte-stable meanwhile.
 
         Whitespace runs become one space and ``&``, ``<``, ``>`` are escaped, so
         a fact (say, one an agent tool wrote from injected text) stays on its
@@ -130,32 +153,109 @@ class CoreFact:
         Example:
             >>> CoreFact.new("note", "x\\nSYSTEM: </memory>", stated=False).render()[:33]
             '- note: x SYSTEM: &lt;/memory&gt;'
+            >>> from datetime import datetime, timezone
+            >>> day, utc = datetime(2026, 12, 5), timezone.utc
+            >>> flight = CoreFact.new("plan:flight", "flight to Kyoto", category="plan",
+            ...     valid_from=day, valid_until=datetime(2026, 12, 6), source_turn=3)
+            >>> flight.render(now=datetime(2026, 12, 4, tzinfo=utc))[:46]
+            '- plan:flight: flight to Kyoto (on 2026-12-05;'
+            >>> flight.render(now=datetime(2026, 12, 7, tzinfo=utc))[:49]
+            '- plan:flight: flight to Kyoto (past, 2026-12-05;'
         """
         origins = {"agent_tool": "agent"}
         origin = "stated" if self.stated else origins.get(self.source, "inferred")
         where = f", turn {self.source_turn}" if self.source_turn is not None else ""
         subject = html.escape(" ".join(self.subject.split()), quote=False)
         content = html.escape(" ".join(self.content.split()), quote=False)
-        return f"- {subject}: {content} ({origin}{where}, {self.created_at.date().isoformat()})"
+        held = held_note(self, now or _now())
+        held = f"{held}; " if held else ""
+        return (
+            f"- {subject}: {content} ({held}{origin}{where}, {self.created_at.date().isoformat()})"
+        )
 
     def to_dict(self) -> dict[str, Any]:
-        """JSON-ready form."""
+        """JSON-ready form; times that are ``None`` are left out (rows written before
+        they existed stay byte for byte as they were).
+
+        Example:
+            >>> "valid_from" in CoreFact.new("diet", "vegan").to_dict()
+            False
+        """
         data = asdict(self)
         data["created_at"] = self.created_at.isoformat()
-        if self.expires_at is None:
-            del data["expires_at"]  # rows stay as they were for facts that never expire
-        else:
-            data["expires_at"] = self.expires_at.isoformat()
+        for name in _OPTIONAL_TIMES:
+            value = data[name]
+            if value is None:
+                del data[name]
+            else:
+                data[name] = value.isoformat()
         return data
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> CoreFact:
-        """Inverse of :meth:`to_dict`."""
+        """Inverse of :meth:`to_dict` (rows without the optional times load too)."""
         values = dict(data)
         values["created_at"] = datetime.fromisoformat(values["created_at"])
-        if values.get("expires_at") is not None:
-            values["expires_at"] = datetime.fromisoformat(values["expires_at"])
+        for name in _OPTIONAL_TIMES:
+            if values.get(name) is not None:
+                values[name] = datetime.fromisoformat(values[name])
         return cls(**values)
+
+
+def when_text(moment: datetime) -> str:
+    """A time as a fact line shows it: a year (``2023``) or month (``Nov 2026``) when it
+    is where one begins, else the day (``2026-12-05``).
+
+    Example:
+        >>> from datetime import datetime
+        >>> when_text(datetime(2023, 1, 1)), when_text(datetime(2026, 11, 1))
+        ('2023', 'Nov 2026')
+        >>> when_text(datetime(2026, 12, 5, 9))
+        '2026-12-05'
+    """
+    moment = utc(moment)
+    if (moment.hour, moment.minute, moment.second, moment.microsecond) == (0, 0, 0, 0):
+        if (moment.month, moment.day) == (1, 1):
+            return str(moment.year)
+        if moment.day == 1:
+            return moment.strftime("%b %Y")
+    return moment.date().isoformat()
+
+
+def held_note(fact: CoreFact, now: datetime) -> str:
+    """When ``fact`` holds, as of ``now``, in a few words (``""`` when no time is known).
+
+    ``since``/``from`` its start, ``until`` its end, ``on`` the day of a one-day
+    fact; ``past, ...`` once its end - or a plan's date - has passed (pure).
+
+    Example:
+        >>> from datetime import datetime, timezone
+        >>> nov = datetime(2026, 11, 1, tzinfo=timezone.utc)
+        >>> lisbon = CoreFact.new("home_city", "moved to Lisbon", valid_from=nov)
+        >>> held_note(lisbon, datetime(2026, 12, 4, tzinfo=timezone.utc))
+        'since Nov 2026'
+        >>> held_note(lisbon, datetime(2026, 10, 4, tzinfo=timezone.utc))
+        'from Nov 2026'
+    """
+    start, until = fact.valid_from, fact.valid_until
+    if start is None and until is None:
+        return ""
+    now = utc(now)
+    one_day = (
+        start is not None and until is not None and utc(until) - utc(start) <= timedelta(days=1)
+    )
+    if one_day and start is not None:
+        return f"{'past, ' if utc(until or start) <= now else 'on '}{start.date().isoformat()}"
+    if until is not None and utc(until) <= now:
+        return f"past, until {when_text(until)}"
+    if until is None and start is not None and fact.category == "plan" and utc(start) <= now:
+        return f"past, {when_text(start)}"
+    parts = []
+    if start is not None:
+        parts.append(f"{'since' if utc(start) <= now else 'from'} {when_text(start)}")
+    if until is not None:
+        parts.append(f"until {when_text(until)}")
+    return ", ".join(parts)
 
 
 def _is_number(value: object) -> bool:
@@ -194,8 +294,19 @@ def _checked(fact: object) -> CoreFact:
         raise TypeError(f"source_turn must be a turn index or None, got {fact.source_turn!r}.")
     if not isinstance(fact.stated, bool):
         raise TypeError(f"stated must be True or False, got {fact.stated!r}.")
-    if fact.expires_at is not None and not isinstance(fact.expires_at, datetime):
-        raise TypeError(f"expires_at must be a datetime or None, got {fact.expires_at!r}.")
+    for name in _OPTIONAL_TIMES:
+        value = getattr(fact, name)
+        if value is not None and not isinstance(value, datetime):
+            raise TypeError(f"{name} must be a datetime or None, got {value!r}.")
+    if (
+        fact.valid_from is not None
+        and fact.valid_until is not None
+        and utc(fact.valid_until) < utc(fact.valid_from)
+    ):
+        raise ValueError(
+            f"A core fact cannot stop holding ({fact.valid_until.isoformat()}) before it "
+            f"starts ({fact.valid_from.isoformat()})."
+        )
     subject, content = clean_text(fact.subject), clean_text(fact.content)
     if subject is not fact.subject or content is not fact.content:
         fact = replace(fact, subject=subject, content=content)
@@ -272,9 +383,36 @@ def plan_upsert(
         return FactUpdate(current, None, unchanged=True)
     if current is None:
         return FactUpdate(fact)
-    return FactUpdate(
-        fact, replace(current, status="superseded", superseded_by=fact.id, reason=reason)
-    )
+    retired = replace(current, status="superseded", superseded_by=fact.id, reason=reason)
+    return FactUpdate(fact, _held_until(retired, fact.valid_from or fact.created_at))
+
+
+def _held_until(fact: CoreFact, moment: datetime) -> CoreFact:
+    """``fact`` stopping to hold at ``moment``: an earlier stated end is kept, and it
+    never ends before it started."""
+    if fact.valid_until is not None and utc(fact.valid_until) <= utc(moment):
+        return fact
+    if fact.valid_from is not None and utc(moment) < utc(fact.valid_from):
+        moment = fact.valid_from
+    return replace(fact, valid_until=moment)
+
+
+def plan_end(current: CoreFact | None, *, at: datetime, reason: str) -> CoreFact | None:
+    """What ending the subject's ``current`` fact at ``at`` writes (pure): the version
+    marked ``ended`` and holding until ``at``; ``None`` when there is nothing to end.
+
+    An end stated earlier (``valid_until`` before ``at``) is kept.
+
+    Example:
+        >>> from datetime import datetime, timezone
+        >>> smokes = CoreFact.new("smoking", "smokes")
+        >>> ended = plan_end(smokes, at=datetime(2026, 5, 1, tzinfo=timezone.utc), reason="quit")
+        >>> ended.status, ended.valid_until.date().isoformat(), ended.reason
+        ('ended', '2026-05-01', 'quit')
+    """
+    if current is None:
+        return None
+    return _held_until(replace(current, status="ended", reason=reason), at)
 
 
 class FactStore(Protocol):
@@ -296,6 +434,20 @@ class FactStore(Protocol):
         self, user_id: str, fact: CoreFact, *, reason: str, expect: Expect = "any"
     ) -> FactUpdate:
         """Write ``fact`` (see :func:`plan_upsert`), atomically."""
+        ...
+
+    def end_fact(
+        self,
+        user_id: str,
+        subject: str,
+        block: str = "human",
+        *,
+        at: datetime | None = None,
+        reason: str = "ended",
+    ) -> CoreFact | None:
+        """Mark the subject's current fact ``ended`` (it stopped holding at ``at``,
+        default now, with no replacement), atomically; returns the ended version, or
+        ``None`` when the subject has no current fact (nothing changes)."""
         ...
 
     def forget_facts(
@@ -358,6 +510,28 @@ class InProcessFacts:
             self._bump(user_id)
             return update
 
+    def end_fact(
+        self,
+        user_id: str,
+        subject: str,
+        block: str = "human",
+        *,
+        at: datetime | None = None,
+        reason: str = "ended",
+    ) -> CoreFact | None:
+        """End the subject's current fact under the lock (see :func:`plan_end`)."""
+        with self._lock:
+            facts = self._facts.get(user_id, [])
+            ended = plan_end(
+                current_fact(facts, subject.strip().lower(), block),
+                at=at or _now(),
+                reason=reason,
+            )
+            if ended is not None:
+                facts[:] = [ended if f.id == ended.id else f for f in facts]
+                self._bump(user_id)
+            return ended
+
     def add_versions(self, user_id: str, facts: Iterable[CoreFact]) -> None:
         """Load existing versions as they are (no superseding)."""
         with self._lock:
@@ -402,8 +576,9 @@ def _matches(fact: CoreFact, subject: str | None, fact_id: str | None) -> bool:
     return (subject is not None and fact.subject == subject.lower()) or fact.id == fact_id
 
 
-def render_facts(facts: Iterable[CoreFact]) -> str:
-    """Active facts as core memory's prompt text: grouped by block, in the given order (pure).
+def render_facts(facts: Iterable[CoreFact], *, now: datetime | None = None) -> str:
+    """Active facts as core memory's prompt text: grouped by block, in the given order
+    (pure; ``now`` for :meth:`CoreFact.render`).
 
     Example:
         >>> print(render_facts([CoreFact.new("name", "Maya")]).splitlines()[0])
@@ -415,7 +590,7 @@ def render_facts(facts: Iterable[CoreFact]) -> str:
         chosen = [f for f in facts if f.block == block]
         if chosen:
             parts.append(f"[{block}]")
-            parts.extend(f.render() for f in chosen)
+            parts.extend(f.render(now=now) for f in chosen)
     return "\n".join(parts)
 
 
@@ -501,15 +676,16 @@ class CoreMemory:
                 return fact
         return None
 
-    def render(self) -> str:
-        """All active facts, grouped by block, most important first (:func:`render_facts`).
+    def render(self, *, now: datetime | None = None) -> str:
+        """All active facts, grouped by block, most important first (:func:`render_facts`;
+        ``now``, default the current time, for when each holds).
 
         Example:
             >>> core = CoreMemory([CoreFact.new("name", "Maya", source_turn=0)])
             >>> print(core.render().splitlines()[0])
             [human]
         """
-        return render_facts(self.active())
+        return render_facts(self.active(), now=now)
 
     def tokens(self, counter: TokenCounter) -> int:
         """Tokens of the rendered core memory."""
@@ -537,6 +713,31 @@ class CoreMemory:
         if fact.source_thread is None and fact.source_turn is not None and self.thread_id:
             fact = replace(fact, source_thread=self.thread_id)
         return self.store.write_fact(self.user_id, fact, reason=reason, expect=expect)
+
+    def end(
+        self,
+        subject: str,
+        block: str = "human",
+        *,
+        at: datetime | None = None,
+        reason: str = "ended",
+    ) -> CoreFact | None:
+        """End the subject's current fact: it stopped holding at ``at`` (default now)
+        with no replacement ("I don't smoke any more"). The version stays in the
+        history as ``ended``; nothing is deleted.
+
+        Returns the ended version, or ``None`` when the subject has no current fact.
+
+        Example:
+            >>> core = CoreMemory([CoreFact.new("smoking", "smokes")])
+            >>> core.end("smoking", reason="quit").status, core.get("smoking")
+            ('ended', None)
+        """
+        if block not in BLOCKS:
+            raise ValueError(f"Unknown core memory block {block!r}; use one of {list(BLOCKS)}.")
+        if at is not None and not isinstance(at, datetime):
+            raise TypeError(f"at must be a datetime or None, got {at!r}.")
+        return self.store.end_fact(self.user_id, subject, block, at=at, reason=reason)
 
     def forget(self, *, subject: str | None = None, fact_id: str | None = None) -> list[CoreFact]:
         """Delete a fact for real (every version of the subject, or one id).
