@@ -217,3 +217,12 @@ def test_requests_and_conditionals_are_not_kept() -> None:
         [_turn(0, "Plan a date night for Friday. If the bonus comes I'll buy a boat.")]
     )
     assert facts == []
+
+
+def test_a_kept_clause_carries_the_time_it_names() -> None:
+    from datetime import datetime, timezone
+
+    ex = LearnedExtractor(ScriptedModels({"Porto": 0.95}, {}))
+    said = datetime(2026, 7, 10, tzinfo=timezone.utc)
+    facts = ex.extract_text("we settled in Porto last month", source_turn=0, said_at=said)
+    assert facts and facts[0].valid_from is not None and facts[0].valid_from.month == 6

@@ -29,6 +29,7 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Sequence
 from dataclasses import replace
+from datetime import datetime
 
 from langchain_core.messages import HumanMessage
 
@@ -36,6 +37,7 @@ from langchain_tiered_memory.tiers.core import CoreFact
 from langchain_tiered_memory.tiers.turns import Turn, message_text
 from langchain_tiered_memory.write.extraction import ExtractedFact, RuleBasedExtractor
 from langchain_tiered_memory.write.fact_rules import find_facts
+from langchain_tiered_memory.write.fact_time import fact_time
 from langchain_tiered_memory.write.importance import rate_importance
 from langchain_tiered_memory.write.learned.clauses import is_request, split_clauses
 from langchain_tiered_memory.write.learned.models import LearnedModels, shared_models
@@ -104,19 +106,29 @@ class LearnedExtractor:
         return self._models
 
     def extract_text(
-        self, text: str, *, source_turn: int | None = None, previous: str = ""
+        self,
+        text: str,
+        *,
+        source_turn: int | None = None,
+        previous: str = "",
+        said_at: datetime | None = None,
     ) -> list[ExtractedFact]:
-        """Facts in one user message: the rules' and the uncovered clauses'."""
-        facts = [  # a rule that read a request as a plan ("Plan a date night") is dropped
-            f
-            for f in self.rules.extract_text(text, source_turn=source_turn, previous=previous)
-            if not is_request(f.content)
-        ]
+        """Facts in one user message: the rules' and the uncovered clauses'.
+
+        With ``said_at``, each fact carries the time its clause names
+        (:func:`~langchain_tiered_memory.write.fact_time.fact_time`).
+        """
+        found = self.rules.extract_text(
+            text, source_turn=source_turn, previous=previous, said_at=said_at
+        )
+        # a rule that read a request as a plan ("Plan a date night") is dropped
+        facts = [f for f in found if not is_request(f.content)]
         clauses = [c for c in split_clauses(text) if not find_facts(c)]
         for clause, p in zip(clauses, self.models.about_user(clauses), strict=True):
             if p < self.possible_threshold:
                 continue
             sure = p >= self.fact_threshold
+            held = fact_time(clause, said_at) if said_at is not None else None
             facts.append(
                 ExtractedFact(
                     subject=clause_subject(clause),
@@ -126,6 +138,8 @@ class LearnedExtractor:
                     stated=sure,
                     source_turn=source_turn,
                     importance=rate_importance(clause, category="fact"),
+                    valid_from=held.valid_from if held else None,
+                    valid_until=held.valid_until if held else None,
                 )
             )
         return facts
@@ -138,7 +152,12 @@ class LearnedExtractor:
                 if isinstance(message, HumanMessage):
                     text = message_text(message)
                     facts.extend(
-                        self.extract_text(text, source_turn=turn.index, previous=self._previous)
+                        self.extract_text(
+                            text,
+                            source_turn=turn.index,
+                            previous=self._previous,
+                            said_at=turn.created_at,
+                        )
                     )
                     self._previous = text
         return facts
