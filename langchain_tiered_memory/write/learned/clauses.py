@@ -15,7 +15,11 @@ __all__ = ["clean_clause", "is_request", "split_clauses"]
 
 # Sentence ends (a question mark ends a question, which is dropped); a full stop
 # inside a token ("jo.hart@mail.com", "3.4kg") is not one.
-_SENTENCE = re.compile(r"(?<=[.!?])\s+|(?<=[.!?])$|(?<=[。！？；;])\s*|\n+|\s+[-–—]+\s+|\s*——\s*")
+_SENTENCE = re.compile(
+    r"(?<=[.!?])\s+|(?<=[.!?])$|(?<=[。！？；;])\s*|\n+|\s+[-–—]+\s+|\s*——\s*|"
+    # a clause joined by "so", "but", "which": each part is read on its own
+    r",\s+(?=(?:so|but|which|though|although)\b)|，(?=所以|但是?|不过|可是)"
+)
 # A conditional or hypothetical clause ("If the promotion comes through...").
 _CONDITIONAL = re.compile(
     r"^(?:if|unless|suppose|supposing|imagine|what if|assuming|in case|如果|要是|假如|假设|万一)",
@@ -77,6 +81,8 @@ def split_clauses(text: str, *, max_clauses: int = 12) -> list[str]:
         ['use jo.h@x.com now']
         >>> split_clauses("Type 1 diabetic here - any tips? If it rains I'll stay in.")
         ['Type 1 diabetic here']
+        >>> split_clauses("My phone's a Pixel 7, so your steps don't help")
+        ["My phone's a Pixel 7", "your steps don't help"]
     """
     out: list[str] = []
     for part in _SENTENCE.split(text[:4000]):

@@ -82,7 +82,7 @@ class LearnedExtractor:
         fact_threshold: float = 0.8,
         possible_threshold: float = 0.5,
         link_threshold: float = 0.8,
-        unsure_threshold: float = 0.5,
+        unsure_threshold: float = 0.3,
         margin: float = 0.2,
     ) -> None:
         if not 0 <= possible_threshold <= fact_threshold <= 1:
