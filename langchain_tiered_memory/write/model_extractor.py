@@ -415,7 +415,7 @@ def model_extractor_for(spec: Any, model: Any = None) -> ModelExtractor | None:
     ``None`` for the rules (or another :class:`~langchain_tiered_memory.write.writer.Extractor`).
 
     * a :class:`ModelExtractor`: it;
-    * ``"rules"``, or an object with ``extract``: ``None``;
+    * ``"rules"``, ``"learned"``, or an object with ``extract``: ``None``;
     * a chat model or a model spec (``"openai:gpt-4o-mini"``, ``"local"``): a
       ``ModelExtractor`` on it;
     * ``None`` (the default): a ``ModelExtractor`` on ``model`` when it is a chat model.
@@ -433,8 +433,8 @@ def model_extractor_for(spec: Any, model: Any = None) -> ModelExtractor | None:
         if not isinstance(model, BaseChatModel):
             return None
         spec = model
-    elif isinstance(spec, str) and spec.strip().lower() == "rules":
-        return None
+    elif isinstance(spec, str) and spec.strip().lower() in ("rules", "learned"):
+        return None  # the offline extractors
     elif not isinstance(spec, str | BaseChatModel):
         return None  # an Extractor object (or a wrong value, which extractor_from refuses)
     extractor = ModelExtractor(spec)
