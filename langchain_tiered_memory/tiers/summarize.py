@@ -18,7 +18,7 @@ exception); the buffer then stays exactly as it was.
 Example:
     >>> from langchain_core.messages import AIMessage, HumanMessage
     >>> from langchain_tiered_memory.budget.tokens import OpenAITokenCounter
-    >>> from langchain_tiered_memory.tiers.turns import Turn
+    >>> from langchain_tiered_memory.values.turns import Turn
     >>> turn = Turn(0, (HumanMessage("I fly to Lisbon on 12 May at 9:40."),
     ...                 AIMessage("Noted, have a good trip!")))
     >>> s = ExtractiveSummarizer(OpenAITokenCounter("gpt-4o-mini"))
@@ -39,7 +39,7 @@ from langchain_core.messages import AIMessage, HumanMessage, SystemMessage
 from langchain_tiered_memory.budget.clipping import clip_text
 from langchain_tiered_memory.budget.tokens import TokenCounter
 from langchain_tiered_memory.models import ECHO, LOCAL
-from langchain_tiered_memory.tiers.turns import Turn, message_text
+from langchain_tiered_memory.values.turns import Turn, message_text
 
 __all__ = [
     "DEFAULT_SUMMARY_PROMPT",
@@ -65,6 +65,10 @@ class Summarizer(Protocol):
 
 
 # --- extractive ------------------------------------------------------------
+
+#: The characters of a message the extractive summary reads (a pasted 10 MB log costs
+#: what its first page does; the turn itself is archived whole).
+READ_LIMIT = 8_000
 
 _SENTENCE = re.compile(r"(?<=[.!?。！？])\s+|\n+")
 _MONTHS = (
@@ -150,12 +154,13 @@ class ExtractiveSummarizer:
     can help with today?" never crowds out a statement. When the summary grows
     past ``max_tokens``, the assistant's lines go first, then the
     lowest-scoring of the user's (oldest first among equals); their turns stay
-    in the archive.
+    in the archive. It reads each message's first :data:`READ_LIMIT`
+    characters, so a huge message costs what its first page does.
 
     Example:
         >>> from langchain_core.messages import AIMessage, HumanMessage
         >>> from langchain_tiered_memory.budget.tokens import OpenAITokenCounter
-        >>> from langchain_tiered_memory.tiers.turns import Turn
+        >>> from langchain_tiered_memory.values.turns import Turn
         >>> s = ExtractiveSummarizer(OpenAITokenCounter("gpt-4o-mini"))
         >>> print(s.summarize("", [Turn(3, (
         ...     HumanMessage("I'm allergic to shellfish and my sister Ines lives in Porto."),
@@ -182,12 +187,16 @@ class ExtractiveSummarizer:
     def _turn_lines(self, turn: Turn) -> list[str]:
         lines: list[str] = []
         said = set().union(
-            *(_entities(message_text(m)) for m in turn.messages if isinstance(m, HumanMessage))
+            *(
+                _entities(message_text(m)[:READ_LIMIT])
+                for m in turn.messages
+                if isinstance(m, HumanMessage)
+            )
         )
         for message in turn.messages:
             if not isinstance(message, HumanMessage | AIMessage):
                 continue
-            text = " ".join(message_text(message).split())
+            text = " ".join(message_text(message)[:READ_LIMIT].split())
             if not text:
                 continue
             sentences = [s for s in _SENTENCE.split(text) if s.strip()]

@@ -11,7 +11,7 @@ import pytest
 from langchain_core.messages import HumanMessage
 
 from langchain_tiered_memory.tiers.core import CoreFact, CoreMemory
-from langchain_tiered_memory.tiers.turns import Turn
+from langchain_tiered_memory.values.turns import Turn
 from langchain_tiered_memory.write.learned import LearnedExtractor, Link
 from langchain_tiered_memory.write.learned.clauses import clean_clause, split_clauses
 from langchain_tiered_memory.write.learned.logistic import fit_logistic, predict_proba
@@ -153,7 +153,7 @@ def test_earlier_fact_is_shown_beside_the_newer_never_as_current(tmp_path) -> No
     from langchain_core.messages import AIMessage
 
     from langchain_tiered_memory.store import MemoryStore
-    from langchain_tiered_memory.tiers.turns import message_text
+    from langchain_tiered_memory.values.turns import message_text
 
     models = ScriptedModels(
         {"Deloitte": 0.95, "Stripe": 0.95}, {("Stripe", "at Deloitte in audit"): 0.5}

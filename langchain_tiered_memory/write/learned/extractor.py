@@ -34,7 +34,7 @@ from datetime import datetime
 from langchain_core.messages import HumanMessage
 
 from langchain_tiered_memory.tiers.core import CoreFact
-from langchain_tiered_memory.tiers.turns import Turn, message_text
+from langchain_tiered_memory.values.turns import Turn, message_text
 from langchain_tiered_memory.write.extraction import ExtractedFact, RuleBasedExtractor
 from langchain_tiered_memory.write.fact_rules import find_facts
 from langchain_tiered_memory.write.fact_time import fact_time
