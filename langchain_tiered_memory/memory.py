@@ -37,6 +37,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import threading
+import uuid
 from collections.abc import Callable, Sequence
 from dataclasses import replace
 from datetime import datetime
@@ -64,8 +65,10 @@ from langchain_tiered_memory.recall.gate import (
 from langchain_tiered_memory.recall.prompt import recall_for_prompt
 from langchain_tiered_memory.records import MemoryRecord
 from langchain_tiered_memory.storage.base import (
+    FORGET_NOTICE_ID,
     AuditKind,
     AuditTrail,
+    PurgesCheckpoints,
     RecordStore,
     Store,
     ThreadHead,
@@ -80,15 +83,30 @@ from langchain_tiered_memory.tiers.buffer import (
 from langchain_tiered_memory.tiers.compression import compress_and_commit
 from langchain_tiered_memory.tiers.core import CoreFact, CoreMemory, FactUpdate
 from langchain_tiered_memory.tiers.summarize import Summarizer, summarizer_from
-from langchain_tiered_memory.tiers.turns import (
+from langchain_tiered_memory.tiers.window import ThreadWindow
+from langchain_tiered_memory.values.turns import (
     ABANDONED_TOOL_RESULT,
     Turn,
     clean_message,
     clean_text,
     message_text,
 )
-from langchain_tiered_memory.tiers.window import ThreadWindow
+from langchain_tiered_memory.write.background import BackgroundWorker
 from langchain_tiered_memory.write.consolidation import Reflector
+from langchain_tiered_memory.write.forget import (
+    ForgetReport,
+    ForgetRequest,
+    facts_to_forget,
+    forget_requests,
+    forget_words,
+    text_matches,
+)
+from langchain_tiered_memory.write.learned.earlier import earlier_view
+from langchain_tiered_memory.write.model_extractor import (
+    ModelExtractor,
+    model_extractor_for,
+    plan_changes,
+)
 from langchain_tiered_memory.write.writer import (
     Extractor,
     MemoryWriter,
@@ -103,13 +121,11 @@ __all__ = ["ABANDONED_TOOL_RESULT", "FORGOTTEN_REQUEST", "GateMode", "TieredMemo
 #: ``"auto"`` (the gate decides), ``"always"``, ``"never"``, or an :class:`LLMGate`.
 GateMode = Literal["auto", "always", "never"] | LLMGate
 
-#: What replaces a "forget ..." request in the thread once it was carried out: the
-#: request itself names what is forgotten, so it cannot stay; the model still sees
-#: that something was asked (to confirm it).
-FORGOTTEN_REQUEST = (
-    "[The user asked to forget something. It was deleted from memory; confirm briefly "
-    "without repeating it.]"
-)
+#: How the notice that replaces a carried-out "forget ..." request in the thread begins:
+#: the request itself names what is forgotten, so it cannot stay; the notice tells the
+#: model what was deleted, or that nothing matched
+#: (:meth:`~langchain_tiered_memory.write.forget.ForgetReport.notice`).
+FORGOTTEN_REQUEST = "[The user asked to forget something."
 
 
 def _latest_user_text(state: BufferState) -> str:
@@ -147,9 +163,13 @@ class TieredMemory:
             :attr:`private_store`).
         user_id: Whose memory (every read and write is filtered by it).
         thread_id: Which conversation.
-        extractor: Fact extractor: rule-based (default), a chat model
-            (batched :class:`LLMExtractor`) or any :class:`Extractor`.
-        extract_every: Turns per LLM extraction call.
+        extractor: Fact extractor. Default: the chat model given as ``model=``
+            (a :class:`~langchain_tiered_memory.write.model_extractor.ModelExtractor`,
+            batched in the background) when it can give structured output, else
+            the rules. ``"rules"``: the rule-based extractor; a chat model or model
+            spec: a ``ModelExtractor`` on it; or any :class:`Extractor`.
+        extract_every: Turns per model extraction call (a compression or
+            :meth:`flush_extraction` extracts what is pending at once).
         gate: When to recall: ``"auto"``, ``"always"``, ``"never"`` or an
             :class:`LLMGate`.
         gate_config: Signals of the heuristic gate.
@@ -225,11 +245,26 @@ class TieredMemory:
         self.single_system_message = single_system_message
         self.events: list[CompressionEvent] = []
         self.last_gate: GateDecision | None = None
+        #: What the last forget of this view deleted (a request in the conversation, or
+        #: :meth:`forget_about`); ``None`` before any.
+        self.last_forget: ForgetReport | None = None
         self._lock = threading.RLock()
         self._copy = ThreadWindow(self.counter)
-        extractor = extractor_from(extractor)
+        #: The model extractor, batched off the add's thread (``None``: ``writer.extractor``
+        #: runs inside the add - the rules, or an :class:`Extractor` given).
+        self.model_extractor: ModelExtractor | None = model_extractor_for(extractor, model)
         core = CoreMemory(store=self.backend, user_id=self.user_id, thread_id=self.thread_id)
-        self.writer = MemoryWriter(core, extractor=extractor, batch_turns=extract_every)
+        self.writer = MemoryWriter(
+            core,
+            extractor=None if self.model_extractor else extractor_from(extractor),
+            batch_turns=extract_every,
+        )
+        self.extract_every = extract_every
+        self._held: dict[int, Turn] = {}  # pending turns a compression took out of the window
+        self._flush_due = False
+        self._extraction = BackgroundWorker(
+            self._run_model_batches, name=f"tiered-memory-extract:{self.user_id}/{self.thread_id}"
+        )
         self._refresh()
         if system_prompt:
             self.system_prompt = system_prompt
@@ -419,9 +454,10 @@ class TieredMemory:
                 if any(isinstance(m.message, HumanMessage) for m in result.stored):
                     self._handle_forget_requests([t for t in state.turns if t.index in added])
                 self._extract()
+                pending = self._pending_turns()
                 events = self._compress(force=False)
                 if events and events[0].kind == "compression":
-                    self._extract(flush=True)
+                    self._extract(flush=True, held=pending)
                 return events
             except StorageError:
                 logger.exception(
@@ -512,42 +548,135 @@ class TieredMemory:
         """
         return self.core.end(subject, block, at=at, reason=reason)
 
+    def facts_at(self, when: datetime, until: datetime | None = None) -> list[CoreFact]:
+        """The user's facts that held at ``when`` (with ``until``: at any time in
+        ``[when, until)``), superseded and ended versions included, oldest first
+        (:meth:`CoreMemory.at <langchain_tiered_memory.tiers.core.CoreMemory.at>`).
+
+        Example:
+            >>> from datetime import datetime
+            >>> m = TieredMemory(context_window=4096)
+            >>> _ = m.write_fact(CoreFact.new("home_city", "lives in Paris",
+            ...                               created_at=datetime(2021, 1, 1)))
+            >>> _ = m.write_fact(CoreFact.new("home_city", "moved to Berlin",
+            ...                               valid_from=datetime(2024, 3, 1)))
+            >>> [f.content for f in m.facts_at(datetime(2023, 6, 1))]
+            ['lives in Paris']
+        """
+        return self.core.at(when, until)
+
+    async def afacts_at(self, when: datetime, until: datetime | None = None) -> list[CoreFact]:
+        """Async twin of :meth:`facts_at` (runs in a worker thread)."""
+        return await asyncio.to_thread(self.facts_at, when, until)
+
     def forget_fact(self, subject: str) -> list[CoreFact]:
         """Delete every version of a core fact, its records and the turns that stated it."""
         removed = self.core.forget(subject=subject)
         self._refresh()
         return removed
 
+    def forget_about(self, words: str) -> ForgetReport:
+        """Forget what the user said about ``words``, in every tier: the core fact
+        versions whose subject or content holds all of them, the turns of every thread of
+        the user that hold them (buffer, log and archive), the summaries and records that
+        carry those, their embedding-cache entries and LangGraph checkpoints, and the
+        strings of the audit log that hold them (see
+        :func:`~langchain_tiered_memory.write.forget.text_matches`).
+
+        Returns what was deleted (without the forgotten words).
+
+        Raises:
+            TypeError: if ``words`` is not a string.
+            ValueError: if it holds no word to match (``"the"``); nothing is deleted.
+
+        Example:
+            >>> from langchain_core.messages import AIMessage, HumanMessage
+            >>> m = TieredMemory(context_window=4096)
+            >>> _ = m.add_messages([HumanMessage("We moved to Porto."), AIMessage("Nice!")])
+            >>> m.forget_about("Porto")
+            ForgetReport(facts=1, records=1, turns=1, everything=False)
+            >>> m.messages, m.core.active()
+            ([], [])
+        """
+        if not isinstance(words, str):
+            raise TypeError(f"words must be a string, got {type(words).__name__}")
+        if not forget_words(words):
+            raise ValueError(f"nothing to match in {words!r}: name what to forget")
+        with self._lock:
+            return self._carry_out([ForgetRequest(words)], [])
+
+    async def aforget_about(self, words: str) -> ForgetReport:
+        """Async twin of :meth:`forget_about` (runs in a worker thread)."""
+        return await asyncio.to_thread(self.forget_about, words)
+
     def _handle_forget_requests(self, turns: Sequence[Turn]) -> None:
         """Carry out "forget ..." requests in turns this view just added.
 
-        The request itself names what is forgotten, so it is replaced by
-        :data:`FORGOTTEN_REQUEST` (the model still sees that something was
-        asked, and confirms).
+        The request itself names what is forgotten, so it is replaced by a notice
+        that says what was deleted, or that nothing matched
+        (:meth:`~langchain_tiered_memory.write.forget.ForgetReport.notice`), for the
+        model to pass on; :attr:`last_forget` keeps the report.
         """
-        result, requests = self.writer.handle_forget_requests(turns)
-        if not requests:
-            return
-        if result.forget_everything:
-            self.store.forget_user(self.user_id)
-            self.backend.append_messages(
-                self.user_id, self.thread_id, [HumanMessage(FORGOTTEN_REQUEST)]
-            )
+        asked = forget_requests(turns)
+        if asked:
+            self._carry_out([r for _, r in asked], [t.index for t, _ in asked])
+
+    def _carry_out(self, asked: Sequence[ForgetRequest], turns: Sequence[int]) -> ForgetReport:
+        """Carry out forget requests (``turns``: the request turns, replaced by the notice)."""
+        if any(request.everything for request in asked):
+            facts = len(self.backend.load_facts(self.user_id)[1])
+            records = self.store.forget_user(self.user_id)
+            report = ForgetReport(facts=facts, records=records, everything=True)
+            if turns:
+                notice = HumanMessage(report.notice(), id=f"{FORGET_NOTICE_ID}{uuid.uuid4().hex}")
+                self.backend.append_messages(self.user_id, self.thread_id, [notice])
         else:
-            self._forget_request_turns(requests)
+            word_sets = [forget_words(r.target) for r in asked if r.target]
+            word_sets = [w for w in word_sets if w]
+            subjects = [
+                f.subject
+                for r in asked
+                if not (r.target and forget_words(r.target))
+                for f in facts_to_forget(ForgetRequest(None), self.core.active())
+            ]
+
+            def match(text: str) -> bool:
+                return any(text_matches(words, text) for words in word_sets)
+
+            counts = self.backend.forget_matching(
+                self.user_id,
+                self.thread_id,
+                match=match,
+                subjects=subjects,
+                requests=turns,
+                notice=lambda c: ForgetReport.from_counts(c).notice(),
+                purge=self.store.purge_checkpoints
+                if isinstance(self.store, PurgesCheckpoints)
+                else None,
+            )
+            report = ForgetReport.from_counts(counts)
+        self.last_forget = report
         self._refresh()
+        return report
 
-    def _forget_request_turns(self, requests: Sequence[Turn]) -> None:
-        """Replace request turns by :data:`FORGOTTEN_REQUEST` (they name what was forgotten)."""
-        self.backend.forget_turns(
-            self.user_id,
-            self.thread_id,
-            [t.index for t in requests],
-            placeholder=FORGOTTEN_REQUEST,
-        )
+    def _pending_turns(self) -> list[Turn]:
+        """Buffered turns facts were not extracted from yet."""
+        return [t for t in self._state.turns if t.index > self.head.extracted_through]
 
-    def _extract(self, *, flush: bool = False) -> None:
-        """Extract facts from turns not extracted yet (the store keeps the watermark)."""
+    def _extract(self, *, flush: bool = False, held: Sequence[Turn] = ()) -> None:
+        """Extract facts from turns not extracted yet (the store keeps the watermark).
+
+        With a model extractor this only asks the background worker for a run
+        (``held``: pending turns a compression is taking out of the window, kept
+        for it); the add never waits for the model.
+        """
+        if self.model_extractor is not None:
+            for turn in held:
+                self._held.setdefault(turn.index, turn)
+            self._flush_due = self._flush_due or flush
+            if flush or len(self._pending_turns()) >= self.extract_every:
+                self._extraction.request()
+            return
         head = self.head
         pending = [t for t in self._state.turns if t.index > head.extracted_through]
         if not pending:
@@ -560,6 +689,87 @@ class TieredMemory:
                 self._refresh()
             else:
                 self._moved(advanced)
+
+    def _run_model_batches(self) -> None:
+        """The background worker's job: extract every due batch with the model, each
+        committed with the watermark in one transaction
+        (:meth:`~langchain_tiered_memory.storage.base.MemoryBackend.commit_extraction`).
+
+        The model is called outside the view's lock. A batch another view committed
+        first is dropped and the rest re-read; a model or storage failure leaves the
+        batch due for the next run (nothing of it was written).
+        """
+        extractor = self.model_extractor
+        assert extractor is not None
+        flush = False
+        for _ in range(1000):  # every due batch; the bound only guards against a loop
+            with self._lock:
+                state = self._refresh()
+                head = self.head
+                flush, self._flush_due = flush or self._flush_due, False
+                through = head.extracted_through
+                pending = {t.index: t for t in self._held.values() if t.index > through}
+                pending.update({t.index: t for t in state.turns if t.index > through})
+                turns = [pending[i] for i in sorted(pending)]
+                facts = self.core.active()
+            if not turns or (not flush and len(turns) < self.extract_every):
+                return
+            try:
+                answer = extractor.decide(
+                    turns, facts, counter=self.counter, max_input_tokens=self.budget.input_budget
+                )
+                changes, possible, dropped = plan_changes(
+                    answer, user_id=self.user_id, thread_id=self.thread_id
+                )
+                done = self.backend.commit_extraction(
+                    head, answer.through, changes, records=possible
+                )
+            except BaseException:
+                with self._lock:  # nothing was written: the batch stays due, as its flush
+                    self._flush_due = self._flush_due or flush
+                raise
+            if dropped:
+                logger.info("model extraction: %d decisions dropped: %s", len(dropped), dropped)
+            with self._lock:
+                if done is None:  # another view committed this batch: read where it is
+                    self._refresh()
+                    continue
+                for index in [i for i in self._held if i <= answer.through]:
+                    del self._held[index]
+                mine = self._copy.head
+                if mine is not None and mine.generation == head.generation:
+                    through = max(mine.extracted_through, answer.through)
+                    self._moved(replace(mine, extracted_through=through))
+            if self.reflector is not None:
+                from langchain_tiered_memory.records import fact_record
+
+                written = [fact_record(self.user_id, u.fact) for u in done.updates] + possible
+                observations = self.reflector.observe(written)
+                if observations:
+                    self.archive.add(observations)
+
+    def flush_extraction(self, timeout: float | None = None) -> bool:
+        """Extract every pending turn now and wait for it (with a model extractor; the
+        rules run inside each add and have nothing pending). For tests, shutdown and the
+        CLI. Returns False if ``timeout`` seconds passed first.
+
+        Example:
+            >>> TieredMemory(context_window=1024).flush_extraction()
+            True
+        """
+        if self.model_extractor is None:
+            return True
+        with self._lock:
+            self._refresh()
+            if not self._pending_turns() and not self._held:
+                return self._extraction.wait(timeout)
+            self._flush_due = True
+            self._extraction.request()
+        return self._extraction.wait(timeout)
+
+    async def aflush_extraction(self, timeout: float | None = None) -> bool:
+        """Async twin of :meth:`flush_extraction`."""
+        return await asyncio.to_thread(self.flush_extraction, timeout)
 
     def _apply_writes(self, result: WriteResult) -> None:
         possible = [
@@ -625,9 +835,10 @@ class TieredMemory:
         """Compress now (by default even if no trigger fires)."""
         with self._lock:
             self._refresh()
+            pending = self._pending_turns()
             events = self._compress(force=force)
             if events and events[0].kind == "compression":
-                self._extract(flush=True)
+                self._extract(flush=True, held=pending)
             return events
 
     # -- recall --------------------------------------------------------------
@@ -730,7 +941,9 @@ class TieredMemory:
                     if event is not None:
                         events.append(("recall", event))
             self.core.shrink_to(self.budget.caps["core"], self.counter)
-            core, core_recent = split_core(self.core.active(), state.turns)
+            # facts an unsure link moved out are shown beside the newer ones, as earlier
+            shown = self.core.active() + earlier_view(self.core.history())
+            core, core_recent = split_core(shown, state.turns)
             context = assemble_context(
                 budget=self.budget,
                 counter=self.counter,

@@ -4,7 +4,7 @@
 :class:`~langchain_tiered_memory.store.MemoryStore` talk to storage only
 through :class:`MemoryBackend`: a record store (:class:`RecordStore`: the
 archive and its two searches), the turn log and thread heads, the core facts
-(:class:`~langchain_tiered_memory.tiers.core.FactStore`), the audit log, and the
+(:class:`~langchain_tiered_memory.values.facts.FactStore`), the audit log, and the
 operations that must commit as one (a compression, a forget). SQLite
 (:class:`~langchain_tiered_memory.storage.sqlite.backend.SQLiteBackend`, also
 in memory) and Postgres are siblings behind it;
@@ -34,11 +34,12 @@ from langchain_core.messages import BaseMessage
 from langchain_tiered_memory.ids import check_id
 from langchain_tiered_memory.records import RECORD_KINDS, MemoryRecord, RecordKind
 from langchain_tiered_memory.storage.codec import to_micros
-from langchain_tiered_memory.tiers.core import FactStore
-from langchain_tiered_memory.tiers.turns import Turn
+from langchain_tiered_memory.values.facts import CoreFact, FactStore, FactUpdate
+from langchain_tiered_memory.values.turns import Turn
 
 __all__ = [
     "AUDIT_KINDS",
+    "FORGET_NOTICE_ID",
     "AppendResult",
     "AuditEvent",
     "AuditKind",
@@ -46,10 +47,14 @@ __all__ = [
     "BackendCheckpoints",
     "Closes",
     "EmbeddingCache",
+    "ExtractionCommit",
+    "FactChange",
     "Flushes",
+    "ForgetCounts",
     "LogCursor",
     "LoggedMessage",
     "MemoryBackend",
+    "PurgesCheckpoints",
     "RecordFilter",
     "RecordStore",
     "Store",
@@ -191,6 +196,74 @@ class AppendResult:
 
     stored: tuple[LoggedMessage, ...]
     skipped: int
+
+
+@dataclass(frozen=True)
+class FactChange:
+    """One change an extraction batch makes to a user's core facts
+    (:meth:`MemoryBackend.commit_extraction` writes a batch's changes as one).
+
+    Attributes:
+        fact: The version to write (an add, or an update superseding the subject's
+            current version); ``None`` for an end.
+        end: ``(subject, block)`` of a current fact that stopped holding (an end);
+            ``None`` for a write.
+        reason: Why (kept on the version it retires, and in the audit event).
+        audit: What the ``write`` audit event of the change carries besides the ids
+            (the action, the model's reason, the turns): ids and short text, no fact text.
+
+    Example:
+        >>> FactChange(fact=CoreFact.new("diet", "vegan"), reason="new").action
+        'write'
+        >>> FactChange(end=("smoking", "human"), reason="quit").action
+        'end'
+    """
+
+    fact: CoreFact | None = None
+    end: tuple[str, str] | None = None
+    reason: str = "updated"
+    audit: Mapping[str, Any] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        if (self.fact is None) == (self.end is None):
+            raise ValueError("a FactChange is a write (fact=...) or an end (end=...), not both")
+
+    @property
+    def action(self) -> Literal["write", "end"]:
+        """``"write"`` or ``"end"``."""
+        return "write" if self.fact is not None else "end"
+
+
+@dataclass(frozen=True)
+class ExtractionCommit:
+    """What :meth:`MemoryBackend.commit_extraction` wrote: the thread's head as written,
+    the fact writes (in the order given) and the versions ended."""
+
+    head: ThreadHead
+    updates: tuple[FactUpdate, ...] = ()
+    ended: tuple[CoreFact, ...] = ()
+
+
+@dataclass(frozen=True)
+class ForgetCounts:
+    """What a forget by words deleted (:meth:`MemoryBackend.forget_matching`).
+
+    Attributes:
+        facts: The core fact versions deleted.
+        records: Archive records deleted.
+        turns: Conversation turns deleted (the request turns not counted).
+        threads: The threads whose turns were deleted (their checkpoints are purged).
+    """
+
+    facts: tuple[Any, ...] = ()
+    records: int = 0
+    turns: int = 0
+    threads: tuple[str, ...] = ()
+
+
+#: Message ids of the notice a carried-out forget request leaves in its turn start with
+#: this (a thread that holds only notices is no user data: see ``MemoryBackend.users``).
+FORGET_NOTICE_ID = "forget-notice:"
 
 
 def check_user(user_id: object) -> str:
@@ -471,6 +544,23 @@ class MemoryBackend(FactStore, Protocol):
         (compare-and-set); returns the head as written, or ``None`` if it had moved."""
         ...
 
+    def commit_extraction(
+        self,
+        head: ThreadHead,
+        through: int,
+        changes: Sequence[FactChange],
+        *,
+        records: Sequence[MemoryRecord] = (),
+    ) -> ExtractionCommit | None:
+        """Write an extraction batch's fact changes (with their archive records and
+        ``write`` audit events), archive ``records`` ("possibly" facts) and move the
+        thread's extraction watermark to ``through`` - in one transaction, if the
+        watermark is still where ``head`` saw it and the user was not forgotten since
+        (compare-and-set). Returns what was written, or ``None``, having changed
+        nothing: so a batch is written once, whichever view or process gets there first.
+        """
+        ...
+
     def clear_thread(self, user_id: str, thread_id: str) -> None:
         """Empty a thread's buffer and summary (the archive keeps its turns)."""
         ...
@@ -485,6 +575,24 @@ class MemoryBackend(FactStore, Protocol):
     ) -> int:
         """Forget turns (log, archive, the summaries carrying them); optionally leave a
         placeholder user message in each."""
+        ...
+
+    def forget_matching(
+        self,
+        user_id: str,
+        thread_id: str,
+        *,
+        match: Callable[[str], bool] | None = None,
+        subjects: Sequence[str] = (),
+        requests: Sequence[int] = (),
+        notice: Callable[[ForgetCounts], str] | None = None,
+        purge: Callable[[Sequence[str]], None] | None = None,
+    ) -> ForgetCounts:
+        """Forget by words, in every tier at once: the fact versions whose text ``match``
+        accepts (and every version of ``subjects``), the turns of every thread of the user
+        and the archive records whose text it accepts, what carries them, and the
+        matching strings of the audit log. The ``requests`` turns of ``thread_id`` are
+        replaced by one user message with the text ``notice`` gives for the counts."""
         ...
 
     def threads(self, user_id: str) -> list[str]:
@@ -593,6 +701,17 @@ class StoreWithCheckpoints(Store, Protocol):
 
 
 # -- optional capabilities (checked with isinstance) -----------------------------------
+
+
+@runtime_checkable
+class PurgesCheckpoints(Protocol):
+    """A :class:`Store` that deletes threads from the LangGraph checkpointers it knows of
+    (:class:`~langchain_tiered_memory.store.MemoryStore` does): a forget by words in a view
+    purges the threads it took turns from."""
+
+    def purge_checkpoints(self, threads: Sequence[str]) -> None:
+        """Delete these threads from every checkpointer of the store."""
+        ...
 
 
 @runtime_checkable

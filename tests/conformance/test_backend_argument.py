@@ -148,11 +148,17 @@ class ExplicitBackend:
     def advance_extraction(self, *args: Any, **kwargs: Any) -> ThreadHead | None:
         return self._call("advance_extraction", *args, **kwargs)
 
+    def commit_extraction(self, *args: Any, **kwargs: Any) -> Any:
+        return self._call("commit_extraction", *args, **kwargs)
+
     def clear_thread(self, *args: Any, **kwargs: Any) -> None:
         self._call("clear_thread", *args, **kwargs)
 
     def forget_turns(self, *args: Any, **kwargs: Any) -> int:
         return self._call("forget_turns", *args, **kwargs)
+
+    def forget_matching(self, *args: Any, **kwargs: Any) -> Any:
+        return self._call("forget_matching", *args, **kwargs)
 
     def threads(self, *args: Any, **kwargs: Any) -> list[str]:
         return self._call("threads", *args, **kwargs)
