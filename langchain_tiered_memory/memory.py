@@ -61,6 +61,7 @@ from langchain_tiered_memory.recall.gate import (
     decide_recall,
     gate_from,
 )
+from langchain_tiered_memory.recall.calibration import DEFAULT_MIN_SCORE
 from langchain_tiered_memory.recall.prompt import recall_for_prompt
 from langchain_tiered_memory.records import MemoryRecord
 from langchain_tiered_memory.storage.base import (
@@ -154,6 +155,11 @@ class TieredMemory:
             :class:`LLMGate`.
         gate_config: Signals of the heuristic gate.
         recall_k: Records recalled per turn.
+        recall_min_score: The relevance floor: recall (in the prompt, and
+            :meth:`recall` for the tools) returns no record whose calibrated
+            score is below it (default
+            :data:`~langchain_tiered_memory.recall.calibration.DEFAULT_MIN_SCORE`;
+            ``None``: no floor), so a question memory cannot answer recalls nothing.
         reflector: Optional consolidation (Generative Agents' reflection):
             cited observations are archived once written facts pass its
             importance threshold. Off by default.
@@ -191,6 +197,7 @@ class TieredMemory:
         gate: GateMode = "auto",
         gate_config: GateConfig | None = None,
         recall_k: int = 5,
+        recall_min_score: float | None = DEFAULT_MIN_SCORE,
         reflector: Reflector | None = None,
         single_system_message: bool = False,
     ) -> None:
@@ -221,6 +228,9 @@ class TieredMemory:
         self.gate = gate
         self.gate_config = gate_config or GateConfig()
         self.recall_k = recall_k
+        if recall_min_score is not None and not 0.0 <= recall_min_score <= 1.0:
+            raise ValueError(f"recall_min_score must be in [0, 1] or None, got {recall_min_score}")
+        self.recall_min_score = recall_min_score
         self.reflector = reflector
         self.single_system_message = single_system_message
         self.events: list[CompressionEvent] = []
@@ -670,6 +680,7 @@ class TieredMemory:
             buffered=[t.index for t in state.turns],
             k=k or self.recall_k,
             gate=self.last_gate,
+            min_score=self.recall_min_score,
         )
 
     # -- reading -------------------------------------------------------------

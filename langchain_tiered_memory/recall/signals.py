@@ -30,7 +30,9 @@ __all__ = [
     "borrow_from_previous",
     "keyword_scale",
     "min_max",
+    "holds_identifiers",
     "named_speakers",
+    "quoted_identifiers",
     "recency_score",
     "speaker_of",
     "strip_names",
@@ -279,3 +281,60 @@ def strip_names(query: str, names: Iterable[str]) -> str:
         text = re.sub(rf"\b{re.escape(name)}(?:['’]s)?\b", " ", text, flags=re.IGNORECASE)
     text = re.sub(r"\s+([?.!,])", r"\1", " ".join(text.split()))
     return text if text_words(text) else query
+
+
+# A quoted phrase: "...", “...”, «...», or '...' not inside a word (so not "Ana's").
+_QUOTED = re.compile(r'"([^"]{2,80})"|“([^”]{2,80})”|«([^»]{2,80})»|(?<!\w)\'([^\']{2,80})\'(?!\w)')
+# A number with a unit or an ordinal ("3rd", "10km", "1990s") is not an identifier.
+_MEASURE = re.compile(r"\d+(?:st|nd|rd|th|s|k|km|kg|mb|gb|am|pm|h|m|min|yo)", re.IGNORECASE)
+_EDGE = "\"'“”‘’«»()[]{}<>.,;:!?"
+
+
+def quoted_identifiers(query: str) -> list[str]:
+    """The codes, numbers and quoted names in ``query`` that a record must hold verbatim.
+
+    An identifier is a phrase in quotes, or a word with a digit in it that
+    is not a plain count, year or measure: five characters or more
+    (``48213907``, ``4821-3907``), or letters and digits mixed (``B12``,
+    ``XJ9K``). Case-folded, in the order they occur.
+
+    Example:
+        >>> quoted_identifiers('Where is order 4821-3907? And the "Blue Door" cafe?')
+        ['blue door', '4821-3907']
+        >>> quoted_identifiers("What did Ana do in 2023, on the 3rd, with 2 friends?")
+        []
+        >>> quoted_identifiers("Is flight LX1234 on time?")
+        ['lx1234']
+    """
+    found: list[str] = []
+    for match in _QUOTED.finditer(query):
+        phrase = " ".join(next(g for g in match.groups() if g is not None).split()).casefold()
+        if text_words(phrase) and phrase not in found:
+            found.append(phrase)
+    for token in query.split():
+        token = token.strip(_EDGE).casefold()
+        if not any(ch.isdigit() for ch in token) or _MEASURE.fullmatch(token):
+            continue
+        mixed = any(ch.isalpha() for ch in token)
+        if (len(token) >= 5 or (mixed and len(token) >= 3)) and token not in found:
+            found.append(token)
+    return found
+
+
+def holds_identifiers(text: str, identifiers: Sequence[str]) -> int:
+    """How many of ``identifiers`` (:func:`quoted_identifiers`) ``text`` holds as whole words.
+
+    Example:
+        >>> holds_identifiers("Order 4821-3907 is confirmed.", ["4821-3907"])
+        1
+        >>> holds_identifiers("Order 4821-39070 is confirmed.", ["4821-3907"])
+        0
+    """
+    if not identifiers:
+        return 0
+    folded = " ".join(text.casefold().split())
+    return sum(
+        1
+        for ident in identifiers
+        if re.search(rf"(?<![\w-]){re.escape(ident)}(?![\w]|-\w)", folded) is not None
+    )
