@@ -501,6 +501,27 @@ class TieredMemory:
         """
         return self.core.upsert(fact, reason=reason)
 
+    def end_fact(
+        self,
+        subject: str,
+        block: str = "human",
+        *,
+        at: datetime | None = None,
+        reason: str = "ended",
+    ) -> CoreFact | None:
+        """End a core fact: it stopped holding at ``at`` (default now) with no
+        replacement ("I don't smoke any more"); it stays in the history as ``ended``
+        and its archive record is marked so. Returns the ended version, or ``None``
+        when the subject has no current fact.
+
+        Example:
+            >>> m = TieredMemory(context_window=4096)
+            >>> _ = m.write_fact(CoreFact.new("smoking", "smokes"))
+            >>> m.end_fact("smoking", reason="quit").status, m.core.get("smoking")
+            ('ended', None)
+        """
+        return self.core.end(subject, block, at=at, reason=reason)
+
     def forget_fact(self, subject: str) -> list[CoreFact]:
         """Delete every version of a core fact, its records and the turns that stated it."""
         removed = self.core.forget(subject=subject)

@@ -209,11 +209,11 @@ def _first_line(exc: BaseException) -> str:
 
 def _warn_if_unknown(model: BaseChatModel, spec: str) -> None:
     """Warn about a model name neither the provider's profiles nor our table know."""
-    from langchain_tiered_memory.budget.sections import _split_name, known_model_names
+    from langchain_tiered_memory.budget.sections import known_model_names, split_model_name
 
     if getattr(model, "profile", None):
         return
-    name, base = _split_name(spec)
+    name, base = split_model_name(spec)
     if base is None:
         import difflib
 

@@ -436,14 +436,14 @@ class _Bench:
         if self.backend == "sqlite":
             _read_through(self.folder)
         else:
-            _read_postgres_files(self.archive._db)
+            _read_postgres_files(self._owner.db)
 
     def bytes_used(self) -> int:
         if self.backend == "sqlite":
             return _dir_bytes(self.folder)
         from langchain_tiered_memory.storage.postgres.schema import TABLES
 
-        rows = self.archive._db.query(
+        rows = self._owner.db.query(
             "SELECT sum(pg_total_relation_size(t::regclass)) FROM unnest(?::text[]) AS t",
             (list(TABLES),),
         )

@@ -525,12 +525,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     for name in chosen:
         queries, variant = plans[name][0](), plans[name][1]
         result = measure(variant, queries)
-        report["levers"][name] = {k: tr._headline(v) for k, v in result.items()}
+        report["levers"][name] = {k: tr.headline(v) for k, v in result.items()}
         print(f"{name}: {json.dumps(report['levers'][name]['cross_validated'])}", flush=True)
         if name == "session-packing":
             stronger = measure(Variant(packing=0.3), queries)
             report["levers"]["session-packing-0.3"] = {
-                k: tr._headline(v) for k, v in stronger.items()
+                k: tr.headline(v) for k, v in stronger.items()
             }
     report["seconds"] = round(time.perf_counter() - started, 1)
     if args.out is not None:

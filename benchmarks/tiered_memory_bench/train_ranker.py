@@ -463,7 +463,7 @@ def train(
             "over its gold turns, half over its gold sessions), L2, Adam",
             **settings,
         },
-        **{name: _headline(rows) for name, rows in report.items()},
+        **{name: headline(rows) for name, rows in report.items()},
     }
     return LinearRanker(model.features, model.mean, model.scale, model.weights, info), report
 
@@ -511,7 +511,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         _log(f"error: {exc}")
         return 2
     for name, rows in report.items():
-        _log(f"{name}: {json.dumps(_headline(rows))}")
+        _log(f"{name}: {json.dumps(headline(rows))}")
     _log("weights: " + json.dumps(dict(zip(FEATURES, ranker.weights, strict=True))))
     if not args.no_write:
         args.out.parent.mkdir(parents=True, exist_ok=True)
@@ -525,7 +525,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     return 0
 
 
-def _headline(rows: dict[str, Any]) -> dict[str, Any]:
+def headline(rows: dict[str, Any]) -> dict[str, Any]:
     """The overall figures without the breakdowns (what the ranker file records)."""
     return {
         name: {k: v for k, v in summary.items() if not isinstance(v, dict)}

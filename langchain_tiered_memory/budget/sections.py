@@ -40,6 +40,7 @@ __all__ = [
     "chat_model_name",
     "context_window_for_model",
     "known_model_names",
+    "split_model_name",
 ]
 
 Section = Literal["system", "core", "buffer", "recall", "output"]
@@ -115,9 +116,14 @@ def known_model_names() -> list[str]:
     return sorted(names)
 
 
-def _split_name(model: str) -> tuple[str, str | None]:
+def split_model_name(model: str) -> tuple[str, str | None]:
     """``(name, base)``: the lower-cased name without provider, and the known name it
-    is a version of (``None`` if unknown)."""
+    is a version of (``None`` if unknown).
+
+    Example:
+        >>> split_model_name("openai:GPT-4o-mini")
+        ('gpt-4o-mini', 'gpt-4o-mini')
+    """
     name = model.split(":", 1)[1] if ":" in model and not model.startswith("ft:") else model
     name = name.strip().lower()
     known = known_model_names()
@@ -159,7 +165,7 @@ def canonical_model_name(model: str) -> str:
     """
     if not isinstance(model, str):
         raise TypeError(f"a model name must be a string, got {type(model).__name__}")
-    name, base = _split_name(model)
+    name, base = split_model_name(model)
     if base is None:
         raise _unknown(
             model, name, "pass context_window=<tokens> and token_counter=<counter> instead."
@@ -197,7 +203,7 @@ def context_window_for_model(model: Any) -> int:
                 "profile and no model name. Pass context_window=<tokens>."
             )
         model = name
-    name, base = _split_name(model)
+    name, base = split_model_name(model)
     if base is None:
         raise _unknown(model, name, "pass context_window=<tokens> explicitly.")
     for known in sorted(MODEL_CONTEXT_WINDOWS, key=len, reverse=True):

@@ -61,7 +61,6 @@ __all__ = [
     "CompressionResult",
     "CompressionTriggers",
     "InMemoryTurnArchive",
-    "acompress",
     "append_messages",
     "compress",
     "plan_eviction",
@@ -470,36 +469,6 @@ def compress(
     budget = _summary_budget(cap, triggers, counter)
     try:
         summary = summarizer.summarize(
-            state.summary, (*state.unsummarized, *evict), max_tokens=budget
-        )
-        if not summary or not summary.strip():
-            raise ValueError("empty summary")
-        summary = clean_text(summary)  # stored with the thread: repaired as turns are
-    except Exception as exc:  # noqa: BLE001 - any summariser failure leaves the buffer as is
-        summary, error = None, exc
-    return _finish(state, trigger, evict, keep, summary, error, archive, counter, budget)
-
-
-async def acompress(
-    state: BufferState,
-    *,
-    cap: int,
-    triggers: CompressionTriggers,
-    summarizer: Summarizer,
-    archive: ArchiveHook,
-    counter: TokenCounter,
-    force: bool = False,
-) -> CompressionResult:
-    """Async twin of :func:`compress`."""
-    prepared = _prepare(state, cap, triggers, force)
-    if prepared is None:
-        return CompressionResult(state, None)
-    trigger, evict, keep = prepared
-    summary: str | None
-    error: BaseException | None = None
-    budget = _summary_budget(cap, triggers, counter)
-    try:
-        summary = await summarizer.asummarize(
             state.summary, (*state.unsummarized, *evict), max_tokens=budget
         )
         if not summary or not summary.strip():

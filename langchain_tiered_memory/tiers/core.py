@@ -28,7 +28,7 @@ from datetime import datetime, timezone
 from typing import Any, Literal, Protocol
 
 from langchain_tiered_memory.budget.tokens import TokenCounter
-from langchain_tiered_memory.expiry import is_expired
+from langchain_tiered_memory.expiry import is_expired, utc
 from langchain_tiered_memory.tiers.turns import clean_text
 
 __all__ = [
@@ -38,15 +38,20 @@ __all__ = [
     "Expect",
     "FactCategory",
     "FactConflict",
+    "FactStatus",
     "FactStore",
     "FactUpdate",
     "InProcessFacts",
     "current_fact",
+    "plan_end",
     "plan_upsert",
     "render_facts",
 ]
 
 FactCategory = Literal["preference", "fact", "plan", "task_state"]
+FactStatus = Literal["active", "superseded", "archived", "ended"]
+#: Optional times a stored row leaves out while they are ``None`` (rows stay as they were).
+_OPTIONAL_TIMES = ("expires_at", "valid_from", "valid_until")
 BLOCKS: tuple[str, ...] = ("human", "persona", "task")
 
 
@@ -70,15 +75,23 @@ class CoreFact:
         source_turn: The turn it came from (``None`` for tool edits).
         source: ``"user"``, ``"agent_tool"`` or ``"extractor"``.
         importance: 1-10; decides what leaves core memory first when it is full.
-        created_at: When this version was written.
-        status: ``active``, ``superseded`` or ``archived`` (moved out for room).
+        created_at: When this version was written (when it was said).
+        status: ``active``, ``superseded``, ``archived`` (moved out for room) or
+            ``ended`` (it stopped holding with no replacement: "I don't smoke
+            any more"; see :meth:`FactStore.end_fact`).
         superseded_by: Id of the replacing version.
-        reason: Why it was superseded or archived.
+        reason: Why it was superseded, archived or ended.
         source_thread: The thread of ``source_turn`` (``None`` when unknown),
             so that forgetting the fact can find the turn that stated it.
         expires_at: When this version expires (``None``: never): from then on
             it is out of core memory and recall, and the store's sweep deletes
             it as a forget would (this is deletion, not the time a fact holds).
+        valid_from: When the fact starts to hold, where stated or implied
+            ("moved to Lisbon last month", "starts school in September";
+            ``None``: unknown, taken as from when it was said).
+        valid_until: When it stops holding ("until June"; ``None``: open).
+            A superseded version gets the time its replacement starts, an
+            ended one the time it was ended.
     """
 
     id: str
@@ -92,11 +105,13 @@ class CoreFact:
     source: str = "user"
     importance: float = 5.0
     created_at: datetime = field(default_factory=_now)
-    status: Literal["active", "superseded", "archived"] = "active"
+    status: FactStatus = "active"
     superseded_by: str | None = None
     reason: str | None = None
     source_thread: str | None = None
     expires_at: datetime | None = None
+    valid_from: datetime | None = None
+    valid_until: datetime | None = None
 
     @classmethod
     def new(cls, subject: str, content: str, **kwargs: Any) -> CoreFact:
@@ -139,22 +154,31 @@ class CoreFact:
         return f"- {subject}: {content} ({origin}{where}, {self.created_at.date().isoformat()})"
 
     def to_dict(self) -> dict[str, Any]:
-        """JSON-ready form."""
+        """JSON-ready form; times that are ``None`` are left out (rows written before
+        they existed stay byte for byte as they were).
+
+        Example:
+            >>> "valid_from" in CoreFact.new("diet", "vegan").to_dict()
+            False
+        """
         data = asdict(self)
         data["created_at"] = self.created_at.isoformat()
-        if self.expires_at is None:
-            del data["expires_at"]  # rows stay as they were for facts that never expire
-        else:
-            data["expires_at"] = self.expires_at.isoformat()
+        for name in _OPTIONAL_TIMES:
+            value = data[name]
+            if value is None:
+                del data[name]
+            else:
+                data[name] = value.isoformat()
         return data
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> CoreFact:
-        """Inverse of :meth:`to_dict`."""
+        """Inverse of :meth:`to_dict` (rows without the optional times load too)."""
         values = dict(data)
         values["created_at"] = datetime.fromisoformat(values["created_at"])
-        if values.get("expires_at") is not None:
-            values["expires_at"] = datetime.fromisoformat(values["expires_at"])
+        for name in _OPTIONAL_TIMES:
+            if values.get(name) is not None:
+                values[name] = datetime.fromisoformat(values[name])
         return cls(**values)
 
 
@@ -194,8 +218,19 @@ def _checked(fact: object) -> CoreFact:
         raise TypeError(f"source_turn must be a turn index or None, got {fact.source_turn!r}.")
     if not isinstance(fact.stated, bool):
         raise TypeError(f"stated must be True or False, got {fact.stated!r}.")
-    if fact.expires_at is not None and not isinstance(fact.expires_at, datetime):
-        raise TypeError(f"expires_at must be a datetime or None, got {fact.expires_at!r}.")
+    for name in _OPTIONAL_TIMES:
+        value = getattr(fact, name)
+        if value is not None and not isinstance(value, datetime):
+            raise TypeError(f"{name} must be a datetime or None, got {value!r}.")
+    if (
+        fact.valid_from is not None
+        and fact.valid_until is not None
+        and utc(fact.valid_until) < utc(fact.valid_from)
+    ):
+        raise ValueError(
+            f"A core fact cannot stop holding ({fact.valid_until.isoformat()}) before it "
+            f"starts ({fact.valid_from.isoformat()})."
+        )
     subject, content = clean_text(fact.subject), clean_text(fact.content)
     if subject is not fact.subject or content is not fact.content:
         fact = replace(fact, subject=subject, content=content)
@@ -272,9 +307,36 @@ def plan_upsert(
         return FactUpdate(current, None, unchanged=True)
     if current is None:
         return FactUpdate(fact)
-    return FactUpdate(
-        fact, replace(current, status="superseded", superseded_by=fact.id, reason=reason)
-    )
+    retired = replace(current, status="superseded", superseded_by=fact.id, reason=reason)
+    return FactUpdate(fact, _held_until(retired, fact.valid_from or fact.created_at))
+
+
+def _held_until(fact: CoreFact, moment: datetime) -> CoreFact:
+    """``fact`` stopping to hold at ``moment``: an earlier stated end is kept, and it
+    never ends before it started."""
+    if fact.valid_until is not None and utc(fact.valid_until) <= utc(moment):
+        return fact
+    if fact.valid_from is not None and utc(moment) < utc(fact.valid_from):
+        moment = fact.valid_from
+    return replace(fact, valid_until=moment)
+
+
+def plan_end(current: CoreFact | None, *, at: datetime, reason: str) -> CoreFact | None:
+    """What ending the subject's ``current`` fact at ``at`` writes (pure): the version
+    marked ``ended`` and holding until ``at``; ``None`` when there is nothing to end.
+
+    An end stated earlier (``valid_until`` before ``at``) is kept.
+
+    Example:
+        >>> from datetime import datetime, timezone
+        >>> smokes = CoreFact.new("smoking", "smokes")
+        >>> ended = plan_end(smokes, at=datetime(2026, 5, 1, tzinfo=timezone.utc), reason="quit")
+        >>> ended.status, ended.valid_until.date().isoformat(), ended.reason
+        ('ended', '2026-05-01', 'quit')
+    """
+    if current is None:
+        return None
+    return _held_until(replace(current, status="ended", reason=reason), at)
 
 
 class FactStore(Protocol):
@@ -296,6 +358,20 @@ class FactStore(Protocol):
         self, user_id: str, fact: CoreFact, *, reason: str, expect: Expect = "any"
     ) -> FactUpdate:
         """Write ``fact`` (see :func:`plan_upsert`), atomically."""
+        ...
+
+    def end_fact(
+        self,
+        user_id: str,
+        subject: str,
+        block: str = "human",
+        *,
+        at: datetime | None = None,
+        reason: str = "ended",
+    ) -> CoreFact | None:
+        """Mark the subject's current fact ``ended`` (it stopped holding at ``at``,
+        default now, with no replacement), atomically; returns the ended version, or
+        ``None`` when the subject has no current fact (nothing changes)."""
         ...
 
     def forget_facts(
@@ -357,6 +433,28 @@ class InProcessFacts:
                 facts[:] = [update.superseded if f.id == update.superseded.id else f for f in facts]
             self._bump(user_id)
             return update
+
+    def end_fact(
+        self,
+        user_id: str,
+        subject: str,
+        block: str = "human",
+        *,
+        at: datetime | None = None,
+        reason: str = "ended",
+    ) -> CoreFact | None:
+        """End the subject's current fact under the lock (see :func:`plan_end`)."""
+        with self._lock:
+            facts = self._facts.get(user_id, [])
+            ended = plan_end(
+                current_fact(facts, subject.strip().lower(), block),
+                at=at or _now(),
+                reason=reason,
+            )
+            if ended is not None:
+                facts[:] = [ended if f.id == ended.id else f for f in facts]
+                self._bump(user_id)
+            return ended
 
     def add_versions(self, user_id: str, facts: Iterable[CoreFact]) -> None:
         """Load existing versions as they are (no superseding)."""
@@ -537,6 +635,31 @@ class CoreMemory:
         if fact.source_thread is None and fact.source_turn is not None and self.thread_id:
             fact = replace(fact, source_thread=self.thread_id)
         return self.store.write_fact(self.user_id, fact, reason=reason, expect=expect)
+
+    def end(
+        self,
+        subject: str,
+        block: str = "human",
+        *,
+        at: datetime | None = None,
+        reason: str = "ended",
+    ) -> CoreFact | None:
+        """End the subject's current fact: it stopped holding at ``at`` (default now)
+        with no replacement ("I don't smoke any more"). The version stays in the
+        history as ``ended``; nothing is deleted.
+
+        Returns the ended version, or ``None`` when the subject has no current fact.
+
+        Example:
+            >>> core = CoreMemory([CoreFact.new("smoking", "smokes")])
+            >>> core.end("smoking", reason="quit").status, core.get("smoking")
+            ('ended', None)
+        """
+        if block not in BLOCKS:
+            raise ValueError(f"Unknown core memory block {block!r}; use one of {list(BLOCKS)}.")
+        if at is not None and not isinstance(at, datetime):
+            raise TypeError(f"at must be a datetime or None, got {at!r}.")
+        return self.store.end_fact(self.user_id, subject, block, at=at, reason=reason)
 
     def forget(self, *, subject: str | None = None, fact_id: str | None = None) -> list[CoreFact]:
         """Delete a fact for real (every version of the subject, or one id).

@@ -10,7 +10,8 @@ and returns the new summary (recursive summarisation, as in MemGPT). Two ship:
 * :class:`LLMSummarizer` - any LangChain chat model, with a prompt that keeps
   times, places, people, quantities and decisions.
 
-Any object with ``summarize`` / ``asummarize`` of the same signature works.
+Any object with ``summarize`` of the same signature works (async callers run it in a
+worker thread, as every public class's async twin does).
 A summariser signals failure by raising :class:`SummarizationError` (or any
 exception); the buffer then stays exactly as it was.
 
@@ -27,7 +28,6 @@ Example:
 
 from __future__ import annotations
 
-import asyncio
 import concurrent.futures
 import re
 from collections.abc import Sequence
@@ -63,15 +63,10 @@ class Summarizer(Protocol):
         """Return the new running summary."""
         ...
 
-    async def asummarize(self, summary: str, turns: Sequence[Turn], *, max_tokens: int) -> str:
-        """Async twin of :meth:`summarize`."""
-        ...
-
 
 # --- extractive ------------------------------------------------------------
 
 _SENTENCE = re.compile(r"(?<=[.!?。！？])\s+|\n+")
-_LINE = re.compile(r"^\[t(\d+)\]")
 _MONTHS = (
     "january|february|march|april|may|june|july|august|september|october|"
     "november|december|jan|feb|mar|apr|jun|jul|aug|sep|sept|oct|nov|dec|"
@@ -221,10 +216,6 @@ class ExtractiveSummarizer:
         lines.extend(new)
         return self._fit(lines, max_tokens)
 
-    async def asummarize(self, summary: str, turns: Sequence[Turn], *, max_tokens: int) -> str:
-        """Async twin of :meth:`summarize` (pure CPU, runs inline)."""
-        return self.summarize(summary, turns, max_tokens=max_tokens)
-
     def _fit(self, lines: list[str], max_tokens: int) -> str:
         text = "\n".join(lines)
         if self.counter.count_text(text) <= max_tokens:
@@ -346,18 +337,6 @@ class LLMSummarizer:
             raise SummarizationError(f"The summariser failed: {exc!r}") from exc
         finally:
             pool.shutdown(wait=False)
-        return self._check(reply, max_tokens)
-
-    async def asummarize(self, summary: str, turns: Sequence[Turn], *, max_tokens: int) -> str:
-        """Async twin of :meth:`summarize`."""
-        self.calls += 1
-        messages = self._messages(summary, turns, max_tokens)
-        try:
-            reply = await asyncio.wait_for(self.model.ainvoke(messages), self.timeout)
-        except asyncio.TimeoutError as exc:
-            raise SummarizationError(f"The summariser timed out after {self.timeout}s.") from exc
-        except Exception as exc:
-            raise SummarizationError(f"The summariser failed: {exc!r}") from exc
         return self._check(reply, max_tokens)
 
 

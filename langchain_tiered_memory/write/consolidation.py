@@ -1,11 +1,10 @@
-"""Consolidation (optional, off by default): reflections and duplicate merging.
+"""Consolidation (optional, off by default): reflections.
 
 Generative Agents' reflection: when the importance of the records written
 since the last reflection passes a threshold, a model derives a few
 higher-level observations from them, each citing the records it rests on;
 the observations are archived as ``observation`` records whose ``sources``
-are those citations. :func:`merge_duplicates` folds records with the same
-normalised text into one (the oldest is kept, the others' sources join it).
+are those citations.
 
 Example:
     >>> from langchain_core.language_models import GenericFakeChatModel
@@ -26,7 +25,6 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Sequence
-from dataclasses import replace
 
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import SystemMessage
@@ -36,7 +34,7 @@ from langchain_tiered_memory.records import MemoryRecord
 
 logger = logging.getLogger(__name__)
 
-__all__ = ["REFLECTION_PROMPT", "Reflector", "merge_duplicates"]
+__all__ = ["REFLECTION_PROMPT", "Reflector"]
 
 
 class _Observation(BaseModel):
@@ -119,30 +117,3 @@ class Reflector:
                 )
             )
         return observations
-
-
-def merge_duplicates(records: Sequence[MemoryRecord]) -> list[MemoryRecord]:
-    """Fold records with the same normalised text into the oldest one.
-
-    The survivor keeps the union of the sources and the highest importance.
-
-    Example:
-        >>> a = MemoryRecord.new(user_id="u", kind="fact", text="Likes tea.", id="a",
-        ...                      sources=("turn:1",))
-        >>> b = MemoryRecord.new(user_id="u", kind="fact", text="likes  tea", id="b",
-        ...                      sources=("turn:9",), importance=7)
-        >>> [(r.id, r.sources, r.importance) for r in merge_duplicates([a, b])]
-        [('a', ('turn:1', 'turn:9'), 7)]
-    """
-    survivors: dict[tuple[str, str, str], MemoryRecord] = {}
-    for record in sorted(records, key=lambda r: r.created_at):
-        key = (record.user_id, record.kind, " ".join(record.text.lower().strip(" .!").split()))
-        kept = survivors.get(key)
-        if kept is None:
-            survivors[key] = record
-            continue
-        sources = tuple(dict.fromkeys((*kept.sources, *record.sources)))
-        survivors[key] = replace(
-            kept, sources=sources, importance=max(kept.importance, record.importance)
-        )
-    return list(survivors.values())

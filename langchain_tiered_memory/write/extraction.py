@@ -27,6 +27,7 @@ import logging
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
+from datetime import datetime
 from typing import Literal
 
 from langchain_core.language_models import BaseChatModel
@@ -66,6 +67,9 @@ class ExtractedFact:
         stated: The user said it (True) or it was inferred (False).
         source_turn: Turn index it came from.
         importance: 1-10.
+        valid_from: When the fact starts to hold, where the text says
+            (``None``: unknown; see :class:`~langchain_tiered_memory.tiers.core.CoreFact`).
+        valid_until: When it stops holding, where the text says.
     """
 
     subject: str
@@ -75,6 +79,8 @@ class ExtractedFact:
     stated: bool = True
     source_turn: int | None = None
     importance: float = 5.0
+    valid_from: datetime | None = None
+    valid_until: datetime | None = None
 
 
 class RuleBasedExtractor:

@@ -1,9 +1,8 @@
 """Importance: how much a memory matters, 1-10 (Generative Agents' poignancy).
 
 The default is a cheap heuristic: health and safety facts score highest, then
-identity, plans with dates, preferences; small talk lowest. An LLM rating is
-optional (:class:`LLMImportanceRater`). Importance feeds recall scoring and
-decides which core facts leave first when core memory is full.
+identity, plans with dates, preferences; small talk lowest. Importance feeds
+recall scoring and decides which core facts leave first when core memory is full.
 
 Example:
     >>> rate_importance("I'm allergic to peanuts")
@@ -16,11 +15,7 @@ from __future__ import annotations
 
 import re
 
-from langchain_core.language_models import BaseChatModel
-
-from langchain_tiered_memory.tiers.turns import message_text
-
-__all__ = ["LLMImportanceRater", "rate_importance"]
+__all__ = ["rate_importance"]
 
 _RULES: tuple[tuple[re.Pattern[str], float], ...] = (
     (
@@ -82,39 +77,3 @@ def rate_importance(text: str, *, category: str | None = None) -> float:
     if category in floors:
         score = max(score, floors[category])
     return float(score)
-
-
-class LLMImportanceRater:
-    """Rate importance 1-10 with a chat model (Generative Agents' prompt).
-
-    Falls back to :func:`rate_importance` when the model fails or answers
-    without a number, so a rating never blocks a write.
-
-    Example:
-        >>> from langchain_core.language_models import GenericFakeChatModel
-        >>> from langchain_core.messages import AIMessage
-        >>> rater = LLMImportanceRater(GenericFakeChatModel(messages=iter([AIMessage("8")])))
-        >>> rater.rate("I got engaged today!")
-        8.0
-    """
-
-    PROMPT = (
-        "On the scale of 1 to 10, where 1 is purely mundane (e.g., brushing teeth, "
-        "small talk) and 10 is extremely poignant (e.g., a breakup, a severe allergy, "
-        "a college acceptance), rate the likely poignancy of this memory. Answer with "
-        "one number.\nMemory: {text}\nRating:"
-    )
-
-    def __init__(self, model: BaseChatModel) -> None:
-        self.model = model
-        self.calls = 0
-
-    def rate(self, text: str) -> float:
-        """The model's rating, or the heuristic one if the model fails."""
-        self.calls += 1
-        try:
-            reply = message_text(self.model.invoke(self.PROMPT.format(text=text)))
-        except Exception:  # noqa: BLE001 - a rating must never block a write
-            return rate_importance(text)
-        match = re.search(r"\b(10|[1-9])\b", reply)
-        return float(match.group(1)) if match else rate_importance(text)

@@ -289,6 +289,8 @@ class MemoryWriter:
                         source_turn=fact.source_turn,
                         source="user",
                         importance=fact.importance,
+                        valid_from=fact.valid_from,
+                        valid_until=fact.valid_until,
                         **dated,
                     ),
                     reason=f"superseded by turn {fact.source_turn}",

@@ -167,6 +167,9 @@ class ExplicitBackend:
     def write_fact(self, *args: Any, **kwargs: Any) -> Any:
         return self._call("write_fact", *args, **kwargs)
 
+    def end_fact(self, *args: Any, **kwargs: Any) -> Any:
+        return self._call("end_fact", *args, **kwargs)
+
     def forget_facts(self, *args: Any, **kwargs: Any) -> Any:
         return self._call("forget_facts", *args, **kwargs)
 

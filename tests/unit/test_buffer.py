@@ -1,6 +1,5 @@
 from __future__ import annotations
 
-import asyncio
 import time
 from collections.abc import Sequence
 
@@ -46,9 +45,6 @@ class FailingSummarizer:
                 return "   "
             raise SummarizationError("model unavailable")
         return (summary + "\n" if summary else "") + f"turns {turns[0].index}-{turns[-1].index}"
-
-    async def asummarize(self, summary: str, turns: Sequence[Turn], *, max_tokens: int) -> str:
-        return self.summarize(summary, turns, max_tokens=max_tokens)
 
 
 def test_group_turns_keeps_tool_calls_with_results() -> None:
@@ -246,19 +242,6 @@ async def test_async_twins() -> None:
     ctx = await memory.abuild_context()
     assert ctx.total_tokens <= memory.budget.input_budget
     assert "Porto trips" in memory.state.summary
-    slow = LLMSummarizer(model, timeout=5)
-    assert await slow.asummarize("", [Turn(0, (HumanMessage("x"),))], max_tokens=30)
-
-
-async def test_async_timeout() -> None:
-    class Slow(GenericFakeChatModel):
-        async def _agenerate(self, *args, **kwargs):  # type: ignore[no-untyped-def]
-            await asyncio.sleep(1.0)
-            return await super()._agenerate(*args, **kwargs)
-
-    summarizer = LLMSummarizer(Slow(messages=iter([AIMessage("late")])), timeout=0.05)
-    with pytest.raises(SummarizationError, match="timed out"):
-        await summarizer.asummarize("", [Turn(0, (HumanMessage("hi"),))], max_tokens=50)
 
 
 def test_bad_triggers() -> None:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 import inspect
 import subprocess
 import sys
@@ -356,7 +355,6 @@ def test_classic_summarizer_prompts_and_failures() -> None:
 
     chat = FakeListChatModel(responses=["From a chat model."])
     assert ClassicSummarizer(chat).summarize("", [turn], max_tokens=50) == "From a chat model."
-    assert asyncio.run(ClassicSummarizer(chat).asummarize("", [turn], max_tokens=50))
 
     with pytest.raises(SummarizationError, match="empty"):
         ClassicSummarizer(FakeListLLM(responses=["  "])).summarize("", [turn], max_tokens=50)

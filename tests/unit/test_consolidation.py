@@ -7,7 +7,7 @@ from langchain_core.runnables import RunnableLambda
 
 from langchain_tiered_memory.records import MemoryRecord
 from langchain_tiered_memory.store import MemoryStore
-from langchain_tiered_memory.write.consolidation import Reflector, merge_duplicates
+from langchain_tiered_memory.write.consolidation import Reflector
 
 
 class FakeReflectionModel(GenericFakeChatModel):
@@ -55,18 +55,6 @@ def test_failed_reflection_keeps_records_pending() -> None:
     assert len(reflector.pending) == 1 and reflector.calls == 1
     model.fail = False
     assert reflector.observe([record("likes jazz", 4, "b")])
-
-
-def test_merge_duplicates_keeps_oldest_with_all_sources() -> None:
-    a = MemoryRecord.new(
-        user_id="u", kind="fact", text="Lives in Porto.", id="a", sources=("turn:1",)
-    )
-    b = MemoryRecord.new(
-        user_id="u", kind="fact", text="lives in porto", id="b", sources=("turn:7",)
-    )
-    c = MemoryRecord.new(user_id="u", kind="fact", text="lives in Lisbon", id="c")
-    merged = merge_duplicates([b, a, c])
-    assert [(r.id, r.sources) for r in merged] == [("a", ("turn:1", "turn:7")), ("c", ())]
 
 
 def test_memory_archives_observations_when_enabled(tmp_path) -> None:

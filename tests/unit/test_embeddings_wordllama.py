@@ -15,8 +15,8 @@ import pytest
 from langchain_tests.integration_tests import EmbeddingsIntegrationTests
 from langchain_tests.unit_tests import EmbeddingsUnitTests
 
-from langchain_tiered_memory import embeddings as emb_mod
 from langchain_tiered_memory.embeddings import WordLlamaEmbeddings, default_embeddings
+from langchain_tiered_memory.embeddings import wordllama as wordllama_module
 
 # Importing wordllama calls logging.basicConfig(level=INFO); undo that here.
 _root = logging.getLogger()
@@ -38,7 +38,7 @@ def test_loads_offline_without_network(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
     monkeypatch.setattr(socket.socket, "connect", no_network)
     monkeypatch.setattr(socket, "create_connection", no_network)
-    monkeypatch.setattr(emb_mod, "_static_models", {})  # force a fresh load
+    monkeypatch.setattr(wordllama_module, "_static_models", {})  # force a fresh load
     made = default_embeddings("wordllama", cache_size=0)
     assert isinstance(made, WordLlamaEmbeddings)
     assert made.embed_array(["offline"]).shape == (1, 256)
@@ -105,7 +105,7 @@ def test_batching_and_max_length() -> None:
 
 
 def test_bundled_weights_are_the_reviewed_file(emb: WordLlamaEmbeddings) -> None:
-    assert emb._model.sha256 == emb_mod._WORDLLAMA_WEIGHTS_SHA256
+    assert emb._model.sha256 == wordllama_module.WORDLLAMA_WEIGHTS_SHA256
 
 
 def test_bad_arguments() -> None:

@@ -13,7 +13,7 @@ from langchain_tiered_memory.write.extraction import (
     _FactList,
     detect_forget,
 )
-from langchain_tiered_memory.write.importance import LLMImportanceRater, rate_importance
+from langchain_tiered_memory.write.importance import rate_importance
 from langchain_tiered_memory.write.writer import MemoryWriter
 
 
@@ -280,8 +280,6 @@ def test_importance_heuristic_orders_memories() -> None:
     assert rate_importance("I'm allergic to penicillin") >= 9
     assert rate_importance("ok cool") <= 2
     assert rate_importance("haha", category="plan") >= 6
-    rater = LLMImportanceRater(GenericFakeChatModel(messages=iter([AIMessage("no idea")])))
-    assert rater.rate("I'm allergic to peanuts") == 9.0  # falls back to the heuristic
 
 
 def test_core_over_its_cap_moves_least_important_out(counter) -> None:

@@ -67,6 +67,7 @@ RETRIED = (
     "facts_version",
     "load_facts",
     "write_fact",
+    "end_fact",
     "forget_facts",
     "retire_facts",
     "clear_facts",

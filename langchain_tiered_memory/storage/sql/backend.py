@@ -352,6 +352,32 @@ class SQLBackend:
         self._finish_write(entries)
         return update
 
+    def end_fact(
+        self,
+        user_id: str,
+        subject: str,
+        block: str = "human",
+        *,
+        at: datetime | None = None,
+        reason: str = "ended",
+    ) -> CoreFact | None:
+        """End the subject's current fact and mark its record ended, in one commit."""
+        check_user(user_id)
+        with self.db.write() as tx:
+            self.facts_log.lock(tx, user_id)
+            ended = self.facts_log.end(
+                tx, user_id, subject, block, at=at or datetime.now(timezone.utc), reason=reason
+            )
+            if ended is not None:
+                self.records.set_metadata(
+                    tx,
+                    fact_record_id(user_id, ended.id),
+                    user_id,
+                    # "superseded": recall treats it as no longer current, as a replaced one
+                    {"superseded": True, "ended": True},
+                )
+        return ended
+
     def retire_facts(self, user_id: str, fact_ids: Sequence[str], *, reason: str) -> list[CoreFact]:
         """Mark active facts ``archived`` (out of core memory for room; kept in history)."""
         with self.db.write() as tx:

@@ -25,6 +25,7 @@ from langchain_tiered_memory.tiers.core import (
     Expect,
     FactUpdate,
     current_fact,
+    plan_end,
     plan_upsert,
 )
 
@@ -107,6 +108,24 @@ class FactLog:
             self._store(tx, user_id, update.superseded)
         self._bump(tx, user_id)
         return update
+
+    def end(
+        self, tx: Tx, user_id: str, subject: str, block: str, *, at: datetime, reason: str
+    ) -> CoreFact | None:
+        """Mark the subject's current version ``ended`` at ``at`` (inside ``tx``, after
+        :meth:`lock`); returns it, or ``None`` when there is none."""
+        subject = subject.strip().lower()
+        candidates = self.select(
+            tx,
+            user_id,
+            "subject=? AND block=? AND status IN ('active', 'archived')",
+            (subject, block),
+        )
+        ended = plan_end(current_fact(candidates, subject, block), at=at, reason=reason)
+        if ended is not None:
+            self._store(tx, user_id, ended)
+            self._bump(tx, user_id)
+        return ended
 
     @staticmethod
     def _store(tx: Tx, user_id: str, fact: CoreFact) -> None:

@@ -174,11 +174,6 @@ class SQLiteDatabase:
         """True after :meth:`close`."""
         return self._closed
 
-    @property
-    def in_memory(self) -> bool:
-        """True for an in-memory database."""
-        return self.path is None
-
     def _check_open(self) -> None:
         if self._closed:
             raise ValueError(f"the database {self.where} is closed")

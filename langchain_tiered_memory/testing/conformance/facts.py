@@ -1,8 +1,10 @@
-"""Conformance: core facts - many writers, no lost facts, conditional writes, history."""
+"""Conformance: core facts - many writers, no lost facts, conditional writes, history,
+when a version holds (a superseded one until its replacement starts) and ending a fact."""
 
 from __future__ import annotations
 
 import threading
+from datetime import datetime, timedelta, timezone
 
 import pytest
 
@@ -73,3 +75,43 @@ def test_facts_are_per_user(store: MemoryStore) -> None:
     assert store.core("bob").active() == []
     assert [r.user_id for r in store.archive.records("ana", kinds="fact")] == ["ana"]
     assert store.archive.records("bob") == []
+
+
+def test_a_superseded_version_holds_until_its_replacement_starts(store: MemoryStore) -> None:
+    said = datetime(2025, 3, 1, tzinfo=timezone.utc)
+    moved = datetime(2025, 9, 1, tzinfo=timezone.utc)
+    memory = store.memory("ana", "t1")
+    memory.write_fact(CoreFact.new("home_city", "lives in Paris", created_at=said, valid_from=said))
+    memory.write_fact(
+        CoreFact.new(
+            "home_city", "moved to Berlin", created_at=moved + timedelta(days=30), valid_from=moved
+        )
+    )
+    old, new = store.core("ana").history("home_city")  # a fresh view: as stored
+    assert (old.status, old.valid_from, old.valid_until) == ("superseded", said, moved)
+    assert (new.status, new.valid_from, new.valid_until) == ("active", moved, None)
+    memory.write_fact(CoreFact.new("home_city", "moved to Munich"))  # no stated time
+    berlin = store.core("ana").history("home_city")[1]
+    assert berlin.valid_until is not None and berlin.valid_until > moved  # when Munich was said
+
+
+def test_ending_a_fact_keeps_it_in_history_and_out_of_core(store: MemoryStore) -> None:
+    quit_at = datetime(2026, 1, 5, tzinfo=timezone.utc)
+    memory = store.memory("ana", "t1")
+    smokes = memory.write_fact(CoreFact.new("smoking", "smokes")).fact
+    ended = store.core("ana").end("smoking", at=quit_at, reason="quit smoking")
+    assert ended is not None and ended.id == smokes.id
+    assert (ended.status, ended.valid_until, ended.reason) == ("ended", quit_at, "quit smoking")
+    other = store.memory("ana", "t2")
+    assert other.core.get("smoking") is None
+    assert "smokes" not in other.core.render()
+    assert [(f.status, f.valid_until) for f in other.core.history("smoking")] == [
+        ("ended", quit_at)
+    ]
+    record = store.archive.get([fact_record_id("ana", smokes.id)])[0]
+    assert record.metadata["ended"] is True and record.metadata["superseded"] is True
+    assert other.end_fact("smoking") is None  # nothing current: nothing changes
+    assert len(store.core("ana").history("smoking")) == 1
+    started = memory.write_fact(CoreFact.new("smoking", "smokes again"))
+    assert started.superseded is None  # an ended fact is not replaced, it is over
+    assert [f.status for f in store.core("ana").history("smoking")] == ["ended", "active"]

@@ -17,7 +17,7 @@ from tiered_memory_bench.facts import (
     run_facts_bench,
 )
 
-FIXTURES = Path(__file__).parents[1] / "fixtures"
+FIXTURES = Path(__file__).parents[2] / "tests" / "fixtures"
 
 TINY: list[dict[str, Any]] = [
     {
