@@ -37,7 +37,6 @@ from __future__ import annotations
 
 import argparse
 import hashlib
-import importlib.resources
 import json
 import pickle
 import sys
@@ -63,7 +62,7 @@ from langchain_tiered_memory.recall.ranker import candidate_features, default_ra
 from langchain_tiered_memory.recall.signals import Candidate
 from langchain_tiered_memory.storage.sqlite.archive import SQLiteArchive
 from tiered_memory_bench.datasets import load_locomo
-from tiered_memory_bench.retrieval import conversation_records
+from tiered_memory_bench.retrieval import conversation_records, load_unanswerable
 from tiered_memory_bench.train_ranker import (
     LME_DEPTH,
     LOCOMO_DEPTH,
@@ -81,25 +80,6 @@ RECALL_K = 5
 
 def _log(message: str) -> None:
     print(message, file=sys.stderr, flush=True)
-
-
-def load_unanswerable(path: str | Path | None = None) -> list[str]:
-    """The unrelated questions (default: the shipped ``data/unanswerable.json``).
-
-    Example:
-        >>> len(load_unanswerable()) >= 50
-        True
-    """
-    if path is None:
-        raw = importlib.resources.files("tiered_memory_bench") / "data" / "unanswerable.json"
-        text = raw.read_text(encoding="utf-8")
-    else:
-        text = Path(path).read_text(encoding="utf-8")
-    data = json.loads(text)
-    questions = data["questions"] if isinstance(data, dict) else data
-    if not isinstance(questions, list) or not all(isinstance(q, str) for q in questions):
-        raise ValueError(f"{path or 'unanswerable.json'}: 'questions' must be a list of strings")
-    return questions
 
 
 def unanswerable_queries(
@@ -381,16 +361,18 @@ def main(argv: Sequence[str] | None = None) -> int:
                 "answerable": len(answerable),
                 "unanswerable": len(unanswerable),
             },
-            "fit": "logistic regression of 'holds a gold turn' on the inputs, over the "
-            "candidates of the answerable questions and of every other unrelated question "
-            "(data/unanswerable.json, none relevant), Newton's method",
+            "fit": "two logistic regressions (Newton's method): 'holds a gold turn' on the "
+            "ranking score, over the answerable questions' candidates; 'answerable' on the best "
+            "cosine and the best word coverage of a question's candidates, the answerable "
+            "questions against every other unrelated question (data/unanswerable.json), each "
+            "class weighing half",
         },
     }
     if not args.no_write:
         args.out.write_text(json.dumps(document, indent=1) + "\n", encoding="utf-8")
         _log(f"wrote {args.out}")
     if args.report is not None:
-        report = {"calibration": document, "floors": table}
+        report: dict[str, Any] = {"calibration": document, "floors": table}
         report["seconds"] = round(time.perf_counter() - started, 1)
         args.report.write_text(json.dumps(report, indent=1) + "\n", encoding="utf-8")
         _log(f"wrote {args.report}")

@@ -28,9 +28,10 @@ nothing rather than the best of the rest.
 
 There is one model per ranker (``"learned"``, ``"hand"``) and per kind of
 archive: with vectors, and keyword-only (``*_keywords``: no candidate has a
-dense score). The models were fitted for the default embedder (MiniLM):
-another embedder's cosine similarities lie on another scale, so set the floor
-for it by measurement too (``Recaller(min_score=...)``, ``None`` for none).
+dense score). The models were fitted for the default embedder (MiniLM), and
+the floor applies by default only to it (:func:`default_min_score`):
+another embedder's cosine similarities lie on another scale, so set a floor
+for it by measurement (``Recaller(min_score=...)``).
 
 Example:
     >>> from langchain_tiered_memory.records import MemoryRecord
@@ -65,6 +66,7 @@ from langchain_tiered_memory.recall.signals import Candidate
 logger = logging.getLogger(__name__)
 
 __all__ = [
+    "CALIBRATED_EMBEDDER",
     "CALIBRATION_FORMAT",
     "DEFAULT_MIN_SCORE",
     "INPUTS",
@@ -72,6 +74,7 @@ __all__ = [
     "CalibrationFileError",
     "calibration_inputs",
     "default_calibration",
+    "default_min_score",
     "load_calibrations",
     "query_coverage",
 ]
@@ -86,21 +89,23 @@ INPUTS: tuple[str, ...] = (
     "best_coverage",  # the best share of the query's content words a candidate holds
 )
 
-#: Calibrated scores below this are not recalled (measured in benchmarks/README.md).
-DEFAULT_MIN_SCORE = 0.02
+#: The relevance floor for the embedder the calibration was fitted with (measured in
+#: benchmarks/README.md): recall returns nothing when no record scores this much.
+DEFAULT_MIN_SCORE = 0.0001
+#: The embedder (its ``model_name``) the packaged calibration and its floor were fitted for.
+CALIBRATED_EMBEDDER = "sentence-transformers/all-MiniLM-L6-v2"
 
 # Words that say what kind of question it is, not what it is about.
-_FUNCTION_WORDS = frozenset(
-    """
-    a about after again all also am an and any anything are as at be been before being but by
-    can could did do does doing done during each else ever for from get got had has have having
-    he her here hers him his how i i'd i'll i'm i've if in into is it it's its just know let
-    like me mine my myself no not now of on once one only or other our out over please recall
-    remember remind said say says she should so some something tell than that the their them
-    then there these they thing things this those to told too up us was we were what what's
-    when where which while who whom why will with would you your yours
-    """.split()
-)
+_FUNCTION_TEXT = """
+a about after again all also am an and any anything are as at be been before being but by
+can could did do does doing done during each else ever for from get got had has have having
+he her here hers him his how i i'd i'll i'm i've if in into is it it's its just know let
+like me mine my myself no not now of on once one only or other our out over please recall
+remember remind said say says she should so some something tell than that the their them
+then there these they thing things this those to told too up us was we were what what's
+when where which while who whom why will with would you your yours
+"""
+_FUNCTION_WORDS = frozenset(_FUNCTION_TEXT.split())
 _WORD = re.compile(r"\w+", re.UNICODE)
 _STEM = 6  # words are compared by their first six characters ("allergic" ~ "allergy")
 
@@ -277,9 +282,7 @@ def _packaged() -> dict[str, Calibration]:
         return {}
 
 
-def default_calibration(
-    ranker: Literal["learned", "hand"], *, dense: bool
-) -> Calibration | None:
+def default_calibration(ranker: Literal["learned", "hand"], *, dense: bool) -> Calibration | None:
     """The packaged model for this ranker and archive (``dense``: candidates have vectors).
 
     ``None`` (with a warning in the log) if the file is missing or unusable:
@@ -290,3 +293,23 @@ def default_calibration(
         True
     """
     return _packaged().get(ranker if dense else f"{ranker}_keywords")
+
+
+def default_min_score(embeddings: object) -> float | None:
+    """The default relevance floor for recall with ``embeddings``.
+
+    :data:`DEFAULT_MIN_SCORE` for the embedder the packaged calibration was
+    fitted and measured with (:data:`CALIBRATED_EMBEDDER`, the offline
+    default); ``None`` (no floor) for any other, whose cosine similarities lie
+    on another scale, and for keyword-only recall, where it was not measured.
+
+    Example:
+        >>> from langchain_core.embeddings import DeterministicFakeEmbedding
+        >>> default_min_score(DeterministicFakeEmbedding(size=8)) is None
+        True
+        >>> default_min_score(None) is None
+        True
+    """
+    if getattr(embeddings, "model_name", None) == CALIBRATED_EMBEDDER:
+        return DEFAULT_MIN_SCORE
+    return None

@@ -90,7 +90,7 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 from datetime import datetime
 from typing import Any, Literal, Protocol
 
@@ -98,10 +98,10 @@ import numpy as np
 from langchain_core.embeddings import Embeddings
 
 from langchain_tiered_memory.recall.calibration import (
-    DEFAULT_MIN_SCORE,
     Calibration,
     calibration_inputs,
     default_calibration,
+    default_min_score,
 )
 from langchain_tiered_memory.recall.dedupe import (
     dedupe_key,
@@ -272,8 +272,9 @@ def score_candidates(
         dedupe: Merge near-duplicates into the best-ranked copy: records with
             the same normalised text, a word-set Jaccard similarity of at least
             ``near_duplicate``, or whose words are (95%) all in a better-ranked
-            record, and records whose lines mostly repeat better-ranked ones'
-            (running summaries that open the same way, :func:`fold_repeated_lines`).
+            record, and summaries that open like a better-ranked one and mostly
+            repeat it (running summaries carry their oldest lines forward,
+            :func:`fold_repeated_lines`).
             The copy kept gains the others' ``sources``.
         near_duplicate: Jaccard threshold for near-duplicates (texts of four
             or more distinct words).
@@ -371,7 +372,9 @@ def score_candidates(
     if identifiers:
         scored = [
             ScoredRecord(
-                s.record, s.score, s.parts | {"identifiers": holds_identifiers(s.record.text, identifiers)}
+                s.record,
+                s.score,
+                s.parts | {"identifiers": holds_identifiers(s.record.text, identifiers)},
             )
             for s in scored
         ]
@@ -712,11 +715,13 @@ class Recaller:
             (:mod:`~langchain_tiered_memory.recall.calibration`, the packaged
             model of the ranker in use); ``False``: the ranker's own scores.
         min_score: The relevance floor: recall returns nothing when no
-            candidate's calibrated score reaches it (default
-            :data:`~.calibration.DEFAULT_MIN_SCORE`, measured on the default
-            embedder; ``None``: no floor), so a question whose answer is not
-            in memory recalls nothing rather than the best of the rest. A
-            record holding a code or number the query quotes always counts.
+            candidate's calibrated score reaches it, so a question whose
+            answer is not in memory recalls nothing rather than the best of
+            the rest. ``"default"``: :data:`~.calibration.DEFAULT_MIN_SCORE`
+            with the embedder it was measured for (the offline default,
+            :func:`~.calibration.default_min_score`), no floor with any
+            other; ``None``: no floor. A record holding a code or number the
+            query quotes always counts.
         touch: Mark returned records as accessed (drives recency), with the
             archive's ``note_access`` (batched, off the recall's path) if it
             has one, else its ``touch``.
@@ -756,15 +761,16 @@ class Recaller:
     touch: bool = True
     supersession: bool = True
     calibrated: bool = True
-    min_score: float | None = DEFAULT_MIN_SCORE
+    min_score: float | Literal["default"] | None = "default"
 
     def __post_init__(self) -> None:
         if self.k < 1:
             raise ValueError(f"k must be >= 1, got {self.k}")
         if self.weights is not None and not isinstance(self.weights, RecallWeights):
             raise TypeError(f"weights must be RecallWeights or None, got {self.weights!r}")
-        if self.min_score is not None and not 0.0 <= self.min_score <= 1.0 and self.calibrated:
-            raise ValueError(f"min_score is a calibrated score in [0, 1], got {self.min_score}")
+        floor = self.floor()
+        if floor is not None and self.calibrated and not 0.0 <= floor <= 1.0:
+            raise ValueError(f"min_score is a calibrated score in [0, 1], got {floor}")
         if not (
             self.ranker is None or self.ranker == "default" or isinstance(self.ranker, LinearRanker)
         ):
@@ -818,7 +824,7 @@ class Recaller:
             dedupe=self.dedupe,
             ranker=self.scorer(),
             calibration="default" if self.calibrated else None,
-            min_score=self.min_score,
+            min_score=self.floor(),
         )
         if self.supersession and superseded:
             ranked = self._resolve_superseded(ranked, superseded, candidates, user_id)[:want]
@@ -831,6 +837,19 @@ class Recaller:
             elif (touch := getattr(self.archive, "touch", None)) is not None:
                 touch(ids, when, user_id=user_id)
         return ranked
+
+    def floor(self) -> float | None:
+        """The relevance floor in force (``min_score``, ``"default"`` resolved).
+
+        Example:
+            >>> Recaller(None, None).floor() is None  # keyword-only: not measured, no floor
+            True
+            >>> Recaller(None, None, min_score=0.2).floor()
+            0.2
+        """
+        if self.min_score == "default":
+            return default_min_score(self.embeddings)
+        return self.min_score
 
     def scorer(self) -> LinearRanker | None:
         """The learned ranker recall scores with, or ``None`` for the hand-set weights.

@@ -26,11 +26,10 @@ Example:
 from __future__ import annotations
 
 from collections.abc import Iterable
-from typing import Any
+from typing import Any, Literal
 
 from langchain_core.embeddings import Embeddings
 
-from langchain_tiered_memory.recall.calibration import DEFAULT_MIN_SCORE
 from langchain_tiered_memory.recall.hybrid import Recaller, to_recalled_memories
 from langchain_tiered_memory.records import ScoredRecord
 from langchain_tiered_memory.values import GateDecision, RecalledMemory
@@ -51,7 +50,7 @@ def recall_for_prompt(
     buffered: Iterable[int],
     k: int,
     gate: GateDecision | None = None,
-    min_score: float | None = DEFAULT_MIN_SCORE,
+    min_score: float | Literal["default"] | None = "default",
 ) -> tuple[list[RecalledMemory], dict[str, Any]]:
     """The best ``k`` records of ``user_id`` for a (cleaned) ``query`` that the prompt
     does not carry already, and the payload of their ``recall`` audit event.
@@ -65,8 +64,8 @@ def recall_for_prompt(
         buffered: The indices of the turns in that thread's buffer.
         k: How many to return.
         gate: The gate's decision, recorded in the event.
-        min_score: The relevance floor (calibrated score; ``None``: none), see
-            :class:`~langchain_tiered_memory.recall.hybrid.Recaller`.
+        min_score: The relevance floor (a calibrated score, ``"default"`` or
+            ``None``), see :class:`~langchain_tiered_memory.recall.hybrid.Recaller`.
     """
     recaller = Recaller(archive, embeddings, k=k, min_score=min_score)
     hits = recaller.recall(query, user_id=user_id, k=k + SPARE)

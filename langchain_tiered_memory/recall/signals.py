@@ -28,9 +28,9 @@ __all__ = [
     "Candidate",
     "addressed_roles",
     "borrow_from_previous",
+    "holds_identifiers",
     "keyword_scale",
     "min_max",
-    "holds_identifiers",
     "named_speakers",
     "quoted_identifiers",
     "recency_score",
@@ -283,37 +283,38 @@ def strip_names(query: str, names: Iterable[str]) -> str:
     return text if text_words(text) else query
 
 
-# A quoted phrase: "...", “...”, «...», or '...' not inside a word (so not "Ana's").
-_QUOTED = re.compile(r'"([^"]{2,80})"|“([^”]{2,80})”|«([^»]{2,80})»|(?<!\w)\'([^\']{2,80})\'(?!\w)')
 # A number with a unit or an ordinal ("3rd", "10km", "1990s") is not an identifier.
 _MEASURE = re.compile(r"\d+(?:st|nd|rd|th|s|k|km|kg|mb|gb|am|pm|h|m|min|yo)", re.IGNORECASE)
+# Nor is a plain number written with separators ("1,200", "3.5", "1,2023").
+_PLAIN_NUMBER = re.compile(r"[\d.,]+")
 _EDGE = "\"'“”‘’«»()[]{}<>.,;:!?"
 
 
 def quoted_identifiers(query: str) -> list[str]:
-    """The codes, numbers and quoted names in ``query`` that a record must hold verbatim.
+    """The codes and numbers in ``query`` that a record must hold verbatim.
 
-    An identifier is a phrase in quotes, or a word with a digit in it that
-    is not a plain count, year or measure: five characters or more
-    (``48213907``, ``4821-3907``), or letters and digits mixed (``B12``,
-    ``XJ9K``). Case-folded, in the order they occur.
+    An identifier is a word with a digit in it that is not a plain count,
+    year, amount or measure: five characters or more (``48213907``,
+    ``4821-3907``), or letters and digits mixed (``B12``, ``XJ9K``).
+    Case-folded, in the order they occur. (Titles in quotation marks are
+    not: the answer about a quoted book is as often the turn after the one
+    naming it, and ranking every turn that names it first cost LoCoMo
+    recall.)
 
     Example:
-        >>> quoted_identifiers('Where is order 4821-3907? And the "Blue Door" cafe?')
-        ['blue door', '4821-3907']
-        >>> quoted_identifiers("What did Ana do in 2023, on the 3rd, with 2 friends?")
+        >>> quoted_identifiers("Where is order 4821-3907? And booking AB77?")
+        ['4821-3907', 'ab77']
+        >>> quoted_identifiers("What did Ana do on December 1,2023, the 3rd, with 1,200 people?")
         []
         >>> quoted_identifiers("Is flight LX1234 on time?")
         ['lx1234']
     """
     found: list[str] = []
-    for match in _QUOTED.finditer(query):
-        phrase = " ".join(next(g for g in match.groups() if g is not None).split()).casefold()
-        if text_words(phrase) and phrase not in found:
-            found.append(phrase)
     for token in query.split():
         token = token.strip(_EDGE).casefold()
         if not any(ch.isdigit() for ch in token) or _MEASURE.fullmatch(token):
+            continue
+        if _PLAIN_NUMBER.fullmatch(token) and not token.isdigit():
             continue
         mixed = any(ch.isalpha() for ch in token)
         if (len(token) >= 5 or (mixed and len(token) >= 3)) and token not in found:

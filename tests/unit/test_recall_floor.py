@@ -57,7 +57,11 @@ def ana_store(tmp_path_factory: pytest.TempPathFactory) -> Iterator[MemoryStore]
 
 @pytest.mark.parametrize(
     "question",
-    ["what's the weather on Mars", "Who won the football world cup in 1998?", "How do I bake bread?"],
+    [
+        "what's the weather on Mars",
+        "Who won the football world cup in 1998?",
+        "How do I bake bread?",
+    ],
 )
 def test_a_question_memory_cannot_answer_finds_nothing(ana_store: MemoryStore, question) -> None:
     tool = create_retrieve_memory_tool(ana_store)
@@ -174,36 +178,36 @@ def test_a_quoted_order_number_finds_its_turn_first(tmp_path: Path, embeddings: 
     texts = _bookings(random.Random(7))
     texts.append("assistant: Booking 4821-3907 is confirmed.")  # the one asked about
     # another booking, two digits apart, that shares more of the question's words
-    texts.append("user: What's the status of my booking 4821-3970? I need the status of my booking.")
+    texts.append(
+        "user: What's the status of my booking 4821-3970? I need the status of my booking."
+    )
     store.archive.add(
-        [MemoryRecord.new(user_id="ana", kind="turn", text=t, id=f"r{i}") for i, t in enumerate(texts)]
+        [
+            MemoryRecord.new(user_id="ana", kind="turn", text=t, id=f"r{i}")
+            for i, t in enumerate(texts)
+        ]
     )
     question = "What's the status of my booking 4821-3907?"
     bm25 = store.archive.keyword_search(question, user_id="ana", n=3)
     assert "4821-3970" in bm25[0][0].text  # BM25 alone puts the near miss first
     hits = Recaller(store.archive, store.embeddings, touch=False).recall(question, user_id="ana")
-    assert "4821-3907" in hits[0].text
+    assert "4821-3907" in hits[0].record.text
     assert hits[0].parts["identifiers"] == 1
     store.close()
 
 
-def test_a_quoted_name_or_code_finds_its_turn_first(tmp_path: Path) -> None:
+def test_a_quoted_code_finds_its_turn_first(tmp_path: Path) -> None:
     store = MemoryStore(tmp_path, embeddings="none")
     texts = _bookings(random.Random(3))
     texts += [
-        "user: We had dinner at the Blue Door, lovely place.",
-        "user: The blue bistro by the door of the station was full, we had dinner elsewhere.",
-        "user: My flight is LX1234 to Zurich.",
-        "user: The flight LX1243 to Zurich was cancelled, the flight LX1234 was not.",
+        "user: Is my flight LX1234 to Zurich on time? The flight to Zurich, I mean.",
+        "assistant: LX1243 was cancelled.",
     ]
-    store.archive.add(
-        [MemoryRecord.new(user_id="ana", kind="turn", text=t) for t in texts]
-    )
-    recaller = Recaller(store.archive, None, touch=False)
-    named = recaller.recall('Where was dinner at "the Blue Door"?', user_id="ana")
-    assert "Blue Door, lovely" in named[0].text
-    coded = recaller.recall("Is flight LX1243 to Zurich on time?", user_id="ana")
-    assert "LX1243" in coded[0].text
+    store.archive.add([MemoryRecord.new(user_id="ana", kind="turn", text=t) for t in texts])
+    question = "Is my flight LX1243 to Zurich on time?"
+    assert "LX1234" in store.archive.keyword_search(question, user_id="ana", n=1)[0][0].text
+    coded = Recaller(store.archive, None, touch=False).recall(question, user_id="ana")
+    assert coded[0].record.text == "assistant: LX1243 was cancelled."
     store.close()
 
 
@@ -230,7 +234,9 @@ def test_given_weights_steer_the_ranking(tmp_path: Path) -> None:
 
         def order(**kwargs: object) -> list[str]:
             recaller = Recaller(archive, embeddings, touch=False, min_score=None, **kwargs)
-            return [h.record.id for h in recaller.recall("hiking near the lake", user_id="u", now=NOW)]
+            return [
+                h.record.id for h in recaller.recall("hiking near the lake", user_id="u", now=NOW)
+            ]
 
         fresh = order(weights=RecallWeights(recency=5.0))
         weighty = order(weights=RecallWeights(importance=5.0))
@@ -265,7 +271,9 @@ def test_recalls_says_when_every_hit_was_already_in_core_memory(tmp_path: Path) 
         memory = store.memory("ana", "chat", context_window=1024)
         memory.add_messages([HumanMessage("I'm allergic to peanuts."), AIMessage("Noted.")])
         for i in range(40):  # push the statement out of the buffer into the archive
-            memory.add_messages([HumanMessage(f"Tell me fact {i} about rivers."), AIMessage("x" * 80)])
+            memory.add_messages(
+                [HumanMessage(f"Tell me fact {i} about rivers."), AIMessage("x" * 80)]
+            )
         session = ChatSession(memory, model=None)
         session.handle("Any snack ideas, given my peanut allergy?")
         context = session.last_context
