@@ -2,7 +2,7 @@
 
 :func:`strip_quoted` takes out quoted passages (someone else's words, or text
 to translate or proofread), so neither the fact rules
-(:mod:`.write.fact_rules`) nor the recall gate (:mod:`.recall.gate`) reads
+(:mod:`.write.rules`) nor the recall gate (:mod:`.recall.gate`) reads
 them as the user speaking. Linear in the text: every pattern is bounded. A leaf:
 it imports nothing from the package.
 """

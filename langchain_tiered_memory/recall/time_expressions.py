@@ -37,9 +37,21 @@ import re
 from dataclasses import dataclass
 from datetime import datetime, timedelta, timezone
 
-__all__ = ["TimeWindow", "query_window", "time_match"]
+__all__ = [
+    "COUNT_PATTERN",
+    "MONTHS",
+    "MONTH_PATTERN",
+    "NUMBERS",
+    "WEEKDAYS",
+    "TimeWindow",
+    "add_months",
+    "parse_count",
+    "query_window",
+    "time_match",
+]
 
-_MONTHS = {
+#: English month names and abbreviations -> month number (1-12); the one month list.
+MONTHS = {
     name: i
     for i, names in enumerate(
         [
@@ -60,13 +72,15 @@ _MONTHS = {
     )
     for name in names
 }
-_WEEKDAYS = {
+#: Weekday names -> ``datetime.weekday()`` (Monday 0).
+WEEKDAYS = {
     name: i
     for i, name in enumerate(
         ("monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday")
     )
 }
-_NUMBERS = {
+#: Counts written as words ("a couple of" -> 2), for "three weeks ago".
+NUMBERS = {
     "a": 1,
     "an": 1,
     "one": 1,
@@ -88,38 +102,39 @@ _NUMBERS = {
 }
 _SEASONS = {"spring": (3, 3), "summer": (6, 3), "autumn": (9, 3), "fall": (9, 3), "winter": (12, 3)}
 
-_MONTH = r"(?:" + "|".join(sorted(_MONTHS, key=len, reverse=True)) + r")\.?"
-_COUNT = r"(?:\d{1,3}|" + "|".join(sorted(_NUMBERS, key=len, reverse=True)) + ")"
+#: A regex matching a month name (:data:`MONTHS`); ``COUNT_PATTERN`` a count.
+MONTH_PATTERN = r"(?:" + "|".join(sorted(MONTHS, key=len, reverse=True)) + r")\.?"
+COUNT_PATTERN = r"(?:\d{1,3}|" + "|".join(sorted(NUMBERS, key=len, reverse=True)) + ")"
 _UNIT = r"(?:day|week|month|year)s?"
 _DAY = r"(?:[12]\d|3[01]|0?[1-9])(?:st|nd|rd|th)?"
 _YEAR = r"(?:19|20)\d{2}"
 
 # "May 3, 2023", "May 3rd", "3 June, 2023", "3rd of June 2023", "2023-05-03"
 _DATE = (
-    rf"(?:(?P<m1>{_MONTH})\s+(?P<d1>{_DAY})(?:,?\s+(?P<y1>{_YEAR}))?"
-    rf"|(?P<d2>{_DAY})\s+(?:of\s+)?(?P<m2>{_MONTH}),?(?:\s+(?P<y2>{_YEAR}))?"
+    rf"(?:(?P<m1>{MONTH_PATTERN})\s+(?P<d1>{_DAY})(?:,?\s+(?P<y1>{_YEAR}))?"
+    rf"|(?P<d2>{_DAY})\s+(?:of\s+)?(?P<m2>{MONTH_PATTERN}),?(?:\s+(?P<y2>{_YEAR}))?"
     rf"|(?P<y3>{_YEAR})-(?P<m3>\d{{1,2}})-(?P<d3>\d{{1,2}}))"
 )
 _DATE_RE = re.compile(rf"\b{_DATE}\b", re.IGNORECASE)
 _SHIFT_RE = re.compile(
-    rf"\b(?:(?:the\s+)?(?P<count>{_COUNT})\s+(?P<unit>{_UNIT})\s+|the\s+(?P<unit1>day|week|"
+    rf"\b(?:(?:the\s+)?(?P<count>{COUNT_PATTERN})\s+(?P<unit>{_UNIT})\s+|the\s+(?P<unit1>day|week|"
     rf"weekend|month)\s+)?(?P<dir>before|after|prior\s+to|since)\s+{_DATE}\b",
     re.IGNORECASE,
 )
-_AGO_RE = re.compile(rf"\b(?P<count>{_COUNT})\s+(?P<unit>{_UNIT})\s+ago\b", re.IGNORECASE)
+_AGO_RE = re.compile(rf"\b(?P<count>{COUNT_PATTERN})\s+(?P<unit>{_UNIT})\s+ago\b", re.IGNORECASE)
 _MONTH_YEAR_RE = re.compile(
-    rf"\b(?:(?P<part>early|mid|late)[\s-]+)?(?P<m>{_MONTH})(?:,?\s+(?P<y>{_YEAR}))?\b",
+    rf"\b(?:(?P<part>early|mid|late)[\s-]+)?(?P<m>{MONTH_PATTERN})(?:,?\s+(?P<y>{_YEAR}))?\b",
     re.IGNORECASE,
 )
 _IN_MONTH_RE = re.compile(
     rf"\b(?:in|during|since|of|by|last|this|early|mid|late|through)[\s-]+(?:(?:early|mid|late)"
-    rf"[\s-]+)?(?P<m>{_MONTH})\b(?:,?\s+(?P<y>{_YEAR}))?",
+    rf"[\s-]+)?(?P<m>{MONTH_PATTERN})\b(?:,?\s+(?P<y>{_YEAR}))?",
     re.IGNORECASE,
 )
 _YEAR_RE = re.compile(rf"\b(?:in|during|of|since|by)\s+(?P<y>{_YEAR})\b", re.IGNORECASE)
 _LAST_RE = re.compile(
     r"\b(?:last|past|previous)\s+(?P<what>week(?:end)?|month|year|"
-    + "|".join(_WEEKDAYS)
+    + "|".join(WEEKDAYS)
     + "|"
     + "|".join(_SEASONS)
     + r")\b",
@@ -169,16 +184,28 @@ def _month_start(year: int, month: int) -> datetime:
     return datetime(year, month, 1, tzinfo=timezone.utc)
 
 
-def _add_months(at: datetime, months: int) -> datetime:
+def add_months(at: datetime, months: int) -> datetime:
+    """``at`` moved by ``months`` calendar months (the day clipped to the month's length).
+
+    Example:
+        >>> add_months(datetime(2023, 1, 31, tzinfo=timezone.utc), 1).date().isoformat()
+        '2023-02-28'
+    """
     index = at.year * 12 + at.month - 1 + months
     year, month = divmod(index, 12)
     day = min(at.day, calendar.monthrange(year, month + 1)[1])
     return at.replace(year=year, month=month + 1, day=day)
 
 
-def _count(text: str) -> int:
+def parse_count(text: str) -> int:
+    """A count matched by :data:`COUNT_PATTERN` as a number.
+
+    Example:
+        >>> parse_count("a couple of"), parse_count("12")
+        (2, 12)
+    """
     text = " ".join(text.lower().split())
-    return int(text) if text.isdigit() else _NUMBERS[text]
+    return int(text) if text.isdigit() else NUMBERS[text]
 
 
 def _unit_delta(unit: str, n: int, at: datetime, sign: int) -> datetime:
@@ -188,12 +215,12 @@ def _unit_delta(unit: str, n: int, at: datetime, sign: int) -> datetime:
     if unit == "week":
         return at + timedelta(weeks=sign * n)
     if unit == "month":
-        return _add_months(at, sign * n)
-    return _add_months(at, sign * 12 * n)
+        return add_months(at, sign * n)
+    return add_months(at, sign * 12 * n)
 
 
 def _month_number(text: str) -> int:
-    return _MONTHS[text.lower().rstrip(".")]
+    return MONTHS[text.lower().rstrip(".")]
 
 
 def _latest_month(month: int, now: datetime) -> int:
@@ -229,7 +256,7 @@ def _shifted(match: re.Match[str], now: datetime) -> TimeWindow | None:
         # "two weeks before May 3": about that point, give or take a few days
         # "two weeks before May 3": from about then up to May 3 (it is often
         # told on the day named: "I got a puppy two weeks ago")
-        n = _count(match["count"])
+        n = parse_count(match["count"])
         point = _unit_delta(match["unit"], n, anchor, -1 if before else 1)
         slack = timedelta(days=max(1, round(0.25 * abs((point - anchor).days))))
         start, end = (
@@ -265,19 +292,19 @@ def _last(what: str, now: datetime) -> tuple[datetime, datetime]:
         return saturday - timedelta(days=1), saturday + timedelta(days=2)  # Friday to Sunday
     if what == "month":
         first = today.replace(day=1)
-        return _add_months(first, -1), first
+        return add_months(first, -1), first
     if what == "year":
         first = today.replace(month=1, day=1)
         return first.replace(year=first.year - 1), first
-    if what in _WEEKDAYS:
-        back = (today.weekday() - _WEEKDAYS[what]) % 7 or 7
+    if what in WEEKDAYS:
+        back = (today.weekday() - WEEKDAYS[what]) % 7 or 7
         day = today - timedelta(days=back)
         return day, day + timedelta(days=1)
     month, length = _SEASONS[what]
     start = _month_start(now.year, month)
-    while _add_months(start, length) > today:  # the latest season that is over
+    while add_months(start, length) > today:  # the latest season that is over
         start = start.replace(year=start.year - 1)
-    return start, _add_months(start, length)
+    return start, add_months(start, length)
 
 
 def query_window(query: str, *, now: datetime) -> TimeWindow | None:
@@ -307,7 +334,7 @@ def query_window(query: str, *, now: datetime) -> TimeWindow | None:
         if day is not None:
             return TimeWindow(day, day + timedelta(days=1), m.group(0))
     if m := _AGO_RE.search(query):
-        n = _count(m["count"])
+        n = parse_count(m["count"])
         point = _day_start(_unit_delta(m["unit"], n, now, -1))
         unit = m["unit"].lower().rstrip("s")
         slack = {"day": 1, "week": 3, "month": 10, "year": 60}[unit]
@@ -323,14 +350,14 @@ def query_window(query: str, *, now: datetime) -> TimeWindow | None:
         month = _month_number(m["m"])
         year = int(m["y"]) if m["y"] else _latest_month(month, now)
         start = _month_start(year, month)
-        return TimeWindow(start, _add_months(start, 1), m.group(0))
+        return TimeWindow(start, add_months(start, 1), m.group(0))
     if m := _YEAR_RE.search(query):
         start = datetime(int(m["y"]), 1, 1, tzinfo=timezone.utc)
         return TimeWindow(start, start.replace(year=start.year + 1), m.group(0))
     # a month with its year; a bare month name ("may") is too often a verb
     if (m := _MONTH_YEAR_RE.search(query)) and m["y"]:
         start = _month_start(int(m["y"]), _month_number(m["m"]))
-        return TimeWindow(start, _add_months(start, 1), m.group(0))
+        return TimeWindow(start, add_months(start, 1), m.group(0))
     if m := _SIMPLE_RE.search(query):
         offset, length = _SIMPLE[m.group(1).lower()]
         start = _day_start(now) + timedelta(days=offset)

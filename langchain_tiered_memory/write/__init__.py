@@ -1,7 +1,8 @@
 """What becomes a memory: extraction, the write policy, importance, consolidation.
 
-* :mod:`.fact_rules` and :mod:`.extraction` - facts found in what the user says
-  (rule-based offline, or an LLM in batches);
+* :mod:`.rules` (the offline rule engine, its rules per language and domain) and
+  :mod:`.extraction` - facts found in what the user says (rule-based offline, or an
+  LLM in batches); :mod:`.fact_rules` is the rules' former home, kept for imports;
 * :mod:`.writer` - promote, supersede and forget facts;
 * :mod:`.importance` - how much a memory matters (1-10);
 * :mod:`.consolidation` - reflection: observations from written facts.

@@ -7,7 +7,7 @@ Two extractors share one output type, :class:`ExtractedFact`:
   Sara", "I'm 34", "Please always answer in Portuguese", "I'm moving to
   Berlin next month", "我对花生过敏", "我搬到了柏林"); questions,
   hypotheticals, role-play, quoted text and other people's facts stay out
-  (see :mod:`langchain_tiered_memory.write.fact_rules`). It reads only the user's
+  (see :mod:`langchain_tiered_memory.write.rules`). It reads only the user's
   own messages, so tool output and recalled documents can never plant a
   fact. Hedged sentences ("maybe", "I think") come out as low-confidence.
 * :class:`LLMExtractor` - any chat model with structured output, called on a
@@ -37,8 +37,9 @@ from pydantic import BaseModel, Field
 from langchain_tiered_memory.models import require_chat_model as _resolve
 from langchain_tiered_memory.tiers.core import FactCategory
 from langchain_tiered_memory.tiers.turns import Turn, message_text
-from langchain_tiered_memory.write.fact_rules import find_facts
+from langchain_tiered_memory.write.fact_time import clause_time
 from langchain_tiered_memory.write.importance import rate_importance
+from langchain_tiered_memory.write.rules import find_facts, readable_prefix
 
 logger = logging.getLogger(__name__)
 
@@ -86,7 +87,7 @@ class ExtractedFact:
 class RuleBasedExtractor:
     """Extract first-person facts without an LLM (English and Chinese).
 
-    The patterns live in :mod:`langchain_tiered_memory.write.fact_rules` (health
+    The patterns live in :mod:`langchain_tiered_memory.write.rules` (health
     and diet, people and pets, identity, home and work, how to answer, plans
     and numbers, likes and hobbies). Only
     :class:`~langchain_core.messages.HumanMessage` content is read, so tool
@@ -112,23 +113,38 @@ class RuleBasedExtractor:
         self._previous = ""
 
     def extract_text(
-        self, text: str, *, source_turn: int | None = None, previous: str = ""
+        self,
+        text: str,
+        *,
+        source_turn: int | None = None,
+        previous: str = "",
+        said_at: datetime | None = None,
     ) -> list[ExtractedFact]:
-        """Facts stated in one user message (``previous``: the message before it)."""
-        return [
-            ExtractedFact(
-                subject=found.subject,
-                content=found.content,
-                category=found.category,
-                confidence=0.5 if found.hedged else 0.9,
-                stated=not found.hedged,
-                source_turn=source_turn,
-                importance=max(
-                    rate_importance(found.content, category=found.category), found.importance
-                ),
+        """Facts stated in one user message (``previous``: the message before it).
+
+        With ``said_at`` (when the message was said), each fact carries the time
+        its clause states or implies (:func:`~.fact_time.clause_time`).
+        """
+        facts = []
+        read = readable_prefix(text)  # what the rules read: bounded whatever the length
+        for found in find_facts(text, previous=previous):
+            held = clause_time(read, found.content, said_at) if said_at is not None else None
+            facts.append(
+                ExtractedFact(
+                    subject=found.subject,
+                    content=found.content,
+                    category=found.category,
+                    confidence=0.5 if found.hedged else 0.9,
+                    stated=not found.hedged,
+                    source_turn=source_turn,
+                    importance=max(
+                        rate_importance(found.content, category=found.category), found.importance
+                    ),
+                    valid_from=held.valid_from if held else None,
+                    valid_until=held.valid_until if held else None,
+                )
             )
-            for found in find_facts(text, previous=previous)
-        ]
+        return facts
 
     def extract(self, turns: Sequence[Turn]) -> list[ExtractedFact]:
         """Facts from the user messages of ``turns``."""
@@ -138,7 +154,12 @@ class RuleBasedExtractor:
                 if isinstance(message, HumanMessage):
                     text = message_text(message)
                     facts.extend(
-                        self.extract_text(text, source_turn=turn.index, previous=self._previous)
+                        self.extract_text(
+                            text,
+                            source_turn=turn.index,
+                            previous=self._previous,
+                            said_at=turn.created_at,
+                        )
                     )
                     self._previous = text
         return facts

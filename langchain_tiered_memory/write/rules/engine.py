@@ -1,0 +1,293 @@
+"""The rule engine: a user message in, the facts it states about the user out.
+
+Language-neutral: the words are elsewhere. A :class:`Language` brings its
+rules (:class:`Rule`: a pattern and a builder that turns a match into
+``(subject, content)`` pairs) and its whole-sentence hooks; the filters that
+keep non-facts out (questions, hypotheticals, role-play, sarcasm, hedges) are
+in :mod:`.filters`; splitting and normalising in :mod:`.text`. The engine
+
+1. reads the message's :func:`~.text.readable_prefix`, normalised, without
+   quoted text, and stops at a role-play or fiction frame;
+2. splits it into sentences (a sarcastic one is skipped; a language may skip
+   or read a whole sentence) and clauses (a question or a hypothetical is
+   skipped);
+3. runs the clause's language's rules in order (a ``fallback`` rule only when
+   no earlier rule matched), keeps one statement per content and, per
+   subject, the later statement of the clause;
+4. marks a hedged or wished-for clause ``hedged`` and merges one message's
+   facts to one per subject (:func:`merge`).
+
+Example:
+    >>> import re
+    >>> vegan = rule(r"\\bI'm (?P<x>vegan)\\b", lambda m, _: ("diet", m.group("x")), importance=8.5)
+    >>> toy = Language("toy", rules=(vegan,))
+    >>> [(f.subject, f.content, f.hedged) for f in extract("Maybe I'm vegan.", (toy,))]
+    [('diet', 'vegan', True)]
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+from langchain_tiered_memory.text import strip_quoted
+from langchain_tiered_memory.tiers.core import FactCategory
+from langchain_tiered_memory.write.rules.filters import (
+    DESIRE,
+    FRAME,
+    HEDGE,
+    HYPOTHETICAL,
+    NEGATED,
+    SARCASM,
+    is_question,
+)
+from langchain_tiered_memory.write.rules.text import (
+    clauses,
+    normalise_message,
+    readable_prefix,
+    sentences,
+)
+
+__all__ = [
+    "Builder",
+    "FoundFact",
+    "Language",
+    "Referents",
+    "Rule",
+    "emit",
+    "extract",
+    "merge",
+    "rule",
+]
+
+
+@dataclass(frozen=True)
+class FoundFact:
+    """A fact one clause states about the user.
+
+    Attributes:
+        subject: Update key (a later fact with the same subject replaces it).
+        content: The fact in plain words, as the user put it.
+        category: preference, fact, plan or task_state.
+        importance: 1-10 (health and how-to-answer facts highest).
+        hedged: Said with doubt ("I think", "maybe", "was going to").
+    """
+
+    subject: str
+    content: str
+    category: FactCategory = "fact"
+    importance: float = 5.0
+    hedged: bool = False
+
+
+#: A rule's builder: ``(match, clause) -> (subject, content)``, a list of them, or ``None``.
+Builder = Callable[[re.Match[str], str], "list[tuple[str, str]] | tuple[str, str] | None"]
+
+
+@dataclass(frozen=True)
+class Rule:
+    """One pattern and what a match of it states.
+
+    Attributes:
+        pattern: Searched in a clause (every match is built).
+        build: Turns a match into ``(subject, content)`` pairs (or nothing).
+        category: preference, fact, plan or task_state.
+        importance: 1-10.
+        fallback: Only when no earlier rule matched the clause.
+        request: A how-to-answer request ("I'd like replies in Spanish" is not a wish).
+    """
+
+    pattern: re.Pattern[str]
+    build: Builder
+    category: FactCategory = "fact"
+    importance: float = 5.0
+    fallback: bool = False
+    request: bool = False
+
+
+def rule(
+    pattern: str,
+    build: Builder,
+    category: FactCategory = "fact",
+    importance: float = 5.0,
+    *,
+    flags: int = re.I,
+    fallback: bool = False,
+    request: bool = False,
+) -> Rule:
+    """A :class:`Rule` from a pattern string (case-insensitive unless ``flags`` say otherwise).
+
+    Example:
+        >>> rule(r"I'm (?P<x>\\d+)", lambda m, _: ("age", m.group("x"))).pattern.flags & re.I > 0
+        True
+    """
+    return Rule(re.compile(pattern, flags), build, category, importance, fallback, request)
+
+
+def emit(built: object) -> list[tuple[str, str]]:
+    """What a builder returned, as a list of ``(subject, content)`` pairs.
+
+    Example:
+        >>> emit(None), emit(("age", "34")), emit([("a", "b")])
+        ([], [('age', '34')], [('a', 'b')])
+    """
+    if built is None:
+        return []
+    if isinstance(built, tuple):
+        return [built]
+    return list(built)  # type: ignore[call-overload]
+
+
+def _never(_sentence: str) -> bool:
+    return False
+
+
+def _nothing(_sentence: str) -> list[FoundFact]:
+    return []
+
+
+@dataclass(frozen=True)
+class Language:
+    """One language's part of the engine.
+
+    Attributes:
+        name: ``"en"``, ``"zh"``...
+        rules: Run over each clause in order.
+        script: A sentence or clause is in this language when this matches
+            (``None``: the language of everything no other language claims).
+        skip_sentence: A whole sentence that states nothing (a Chinese sentence
+            that rejects or supposes as a whole).
+        sentence_facts: Facts read from a whole sentence, before its clauses.
+    """
+
+    name: str
+    rules: tuple[Rule, ...]
+    script: re.Pattern[str] | None = None
+    skip_sentence: Callable[[str], bool] = _never
+    sentence_facts: Callable[[str], list[FoundFact]] = _nothing
+
+
+#: Names given to someone mentioned before ("named him Biscuit"): ``(clause, context)`` to
+#: ``(subject, content)`` pairs, where ``context`` is the message so far and the previous one.
+Referents = Callable[[str, tuple[str, ...]], list[tuple[str, str]]]
+
+_ANY = re.compile(r"\A")  # the rule of a fact no pattern of a rule found (a referent's name)
+_NAMED = Rule(_ANY, lambda m, c: None, "fact", 7.0)
+
+
+def _language(text: str, languages: Sequence[Language]) -> Language:
+    for language in languages:
+        if language.script is not None and language.script.search(text):
+            return language
+    return next(lang for lang in languages if lang.script is None)
+
+
+def _clause_facts(
+    clause: str, language: Language, referents: Referents | None, context: tuple[str, ...]
+) -> list[tuple[int, str, str, Rule]]:
+    found: list[tuple[int, str, str, Rule]] = []
+    for each in language.rules:
+        if each.fallback and found:
+            continue
+        for match in each.pattern.finditer(clause):
+            for subject, content in emit(each.build(match, clause)):
+                if subject and content and content.strip():
+                    found.append((match.start(), subject, content.strip(), each))
+    seen: set[str] = set()
+    unique = []
+    for item in found:  # two rules, one statement ("a root canal booked for ..."): the first
+        if item[2] not in seen:
+            seen.add(item[2])
+            unique.append(item)
+    if referents is not None:
+        for subject, content in referents(clause, context):
+            unique.append((len(clause), subject, content, _NAMED))
+    return unique
+
+
+def merge(facts: list[FoundFact]) -> list[FoundFact]:
+    """One fact per subject for one message.
+
+    A statement and its own negation ("I no longer live in Berlin; I live in
+    Munich"): the positive one. Two positive statements ("I'm vegan now -
+    went fully plant-based"): both, in one fact.
+
+    Example:
+        >>> [f.content for f in merge([FoundFact("home_city", "no longer lives in Berlin"),
+        ...                            FoundFact("home_city", "lives in Munich")])]
+        ['lives in Munich']
+    """
+    merged: dict[str, FoundFact] = {}
+    for fact in facts:
+        old = merged.get(fact.subject)
+        if old is None or (NEGATED.match(old.content) and not NEGATED.match(fact.content)):
+            merged[fact.subject] = fact
+        elif NEGATED.match(fact.content) and not NEGATED.match(old.content):
+            continue
+        elif fact.content.lower() not in old.content.lower():
+            merged[fact.subject] = FoundFact(
+                fact.subject,
+                f"{old.content}; {fact.content}",
+                old.category,
+                max(old.importance, fact.importance),
+                old.hedged and fact.hedged,
+            )
+    return list(merged.values())
+
+
+def extract(
+    text: str,
+    languages: Sequence[Language],
+    *,
+    previous: str = "",
+    referents: Referents | None = None,
+) -> list[FoundFact]:
+    """The facts one user message states about the user, in the order said.
+
+    Args:
+        text: The user's message (only its :func:`~.text.readable_prefix` is read).
+        languages: The languages to read it in; exactly one has ``script=None``.
+        previous: The user's previous message (context for ``referents``).
+        referents: Names given to someone mentioned before.
+    """
+    text = strip_quoted(normalise_message(readable_prefix(text)))
+    frame = FRAME.search(text)
+    if frame:  # role-play or fiction: nothing from there on is about the user
+        start = max(text.rfind(".", 0, frame.start()), text.rfind("。", 0, frame.start()))
+        text = text[: start + 1] if start >= 0 else ""
+    results: list[FoundFact] = []
+    previous = normalise_message(readable_prefix(previous))
+    said = ""  # the message up to the clause being read (for "her name's Pickle")
+    for sentence in sentences(text):
+        if SARCASM.search(sentence):
+            continue
+        language = _language(sentence, languages)
+        if language.skip_sentence(sentence):
+            continue
+        results.extend(language.sentence_facts(sentence))
+        for clause in clauses(sentence):
+            before, said = said, f"{said} {clause}"
+            if is_question(clause) or HYPOTHETICAL.search(clause):
+                continue
+            doubt = bool(HEDGE.search(clause))
+            desire = bool(DESIRE.search(clause))
+            best: dict[str, tuple[int, str, Rule]] = {}
+            found = _clause_facts(
+                clause, _language(clause, languages), referents, (before, previous)
+            )
+            for position, subject, content, each in found:
+                # the same subject twice in one clause: the later statement wins
+                if subject not in best or position >= best[subject][0]:
+                    best[subject] = (position, content, each)
+            for subject, (_, content, each) in sorted(best.items(), key=lambda kv: kv[1][0]):
+                results.append(
+                    FoundFact(
+                        subject=subject,
+                        content=" ".join(content.split()),
+                        category=each.category,
+                        importance=each.importance,
+                        hedged=doubt or (desire and not each.request),
+                    )
+                )
+    return merge(results)
