@@ -37,6 +37,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import threading
+import uuid
 from collections.abc import Callable, Sequence
 from dataclasses import replace
 from datetime import datetime
@@ -64,8 +65,10 @@ from langchain_tiered_memory.recall.gate import (
 from langchain_tiered_memory.recall.prompt import recall_for_prompt
 from langchain_tiered_memory.records import MemoryRecord
 from langchain_tiered_memory.storage.base import (
+    FORGET_NOTICE_ID,
     AuditKind,
     AuditTrail,
+    PurgesCheckpoints,
     RecordStore,
     Store,
     ThreadHead,
@@ -80,15 +83,23 @@ from langchain_tiered_memory.tiers.buffer import (
 from langchain_tiered_memory.tiers.compression import compress_and_commit
 from langchain_tiered_memory.tiers.core import CoreFact, CoreMemory, FactUpdate
 from langchain_tiered_memory.tiers.summarize import Summarizer, summarizer_from
-from langchain_tiered_memory.tiers.turns import (
+from langchain_tiered_memory.tiers.window import ThreadWindow
+from langchain_tiered_memory.values.turns import (
     ABANDONED_TOOL_RESULT,
     Turn,
     clean_message,
     clean_text,
     message_text,
 )
-from langchain_tiered_memory.tiers.window import ThreadWindow
 from langchain_tiered_memory.write.consolidation import Reflector
+from langchain_tiered_memory.write.forget import (
+    ForgetReport,
+    ForgetRequest,
+    facts_to_forget,
+    forget_requests,
+    forget_words,
+    text_matches,
+)
 from langchain_tiered_memory.write.writer import (
     Extractor,
     MemoryWriter,
@@ -103,13 +114,11 @@ __all__ = ["ABANDONED_TOOL_RESULT", "FORGOTTEN_REQUEST", "GateMode", "TieredMemo
 #: ``"auto"`` (the gate decides), ``"always"``, ``"never"``, or an :class:`LLMGate`.
 GateMode = Literal["auto", "always", "never"] | LLMGate
 
-#: What replaces a "forget ..." request in the thread once it was carried out: the
-#: request itself names what is forgotten, so it cannot stay; the model still sees
-#: that something was asked (to confirm it).
-FORGOTTEN_REQUEST = (
-    "[The user asked to forget something. It was deleted from memory; confirm briefly "
-    "without repeating it.]"
-)
+#: How the notice that replaces a carried-out "forget ..." request in the thread begins:
+#: the request itself names what is forgotten, so it cannot stay; the notice tells the
+#: model what was deleted, or that nothing matched
+#: (:meth:`~langchain_tiered_memory.write.forget.ForgetReport.notice`).
+FORGOTTEN_REQUEST = "[The user asked to forget something."
 
 
 def _latest_user_text(state: BufferState) -> str:
@@ -240,6 +249,9 @@ class TieredMemory:
         self.single_system_message = single_system_message
         self.events: list[CompressionEvent] = []
         self.last_gate: GateDecision | None = None
+        #: What the last forget of this view deleted (a request in the conversation, or
+        #: :meth:`forget_about`); ``None`` before any.
+        self.last_forget: ForgetReport | None = None
         self._lock = threading.RLock()
         self._copy = ThreadWindow(self.counter)
         extractor = extractor_from(extractor)
@@ -527,39 +539,116 @@ class TieredMemory:
         """
         return self.core.end(subject, block, at=at, reason=reason)
 
+    def facts_at(self, when: datetime, until: datetime | None = None) -> list[CoreFact]:
+        """The user's facts that held at ``when`` (with ``until``: at any time in
+        ``[when, until)``), superseded and ended versions included, oldest first
+        (:meth:`CoreMemory.at <langchain_tiered_memory.tiers.core.CoreMemory.at>`).
+
+        Example:
+            >>> from datetime import datetime
+            >>> m = TieredMemory(context_window=4096)
+            >>> _ = m.write_fact(CoreFact.new("home_city", "lives in Paris",
+            ...                               created_at=datetime(2021, 1, 1)))
+            >>> _ = m.write_fact(CoreFact.new("home_city", "moved to Berlin",
+            ...                               valid_from=datetime(2024, 3, 1)))
+            >>> [f.content for f in m.facts_at(datetime(2023, 6, 1))]
+            ['lives in Paris']
+        """
+        return self.core.at(when, until)
+
+    async def afacts_at(self, when: datetime, until: datetime | None = None) -> list[CoreFact]:
+        """Async twin of :meth:`facts_at` (runs in a worker thread)."""
+        return await asyncio.to_thread(self.facts_at, when, until)
+
     def forget_fact(self, subject: str) -> list[CoreFact]:
         """Delete every version of a core fact, its records and the turns that stated it."""
         removed = self.core.forget(subject=subject)
         self._refresh()
         return removed
 
+    def forget_about(self, words: str) -> ForgetReport:
+        """Forget what the user said about ``words``, in every tier: the core fact
+        versions whose subject or content holds all of them, the turns of every thread of
+        the user that hold them (buffer, log and archive), the summaries and records that
+        carry those, their embedding-cache entries and LangGraph checkpoints, and the
+        strings of the audit log that hold them (see
+        :func:`~langchain_tiered_memory.write.forget.text_matches`).
+
+        Returns what was deleted (without the forgotten words).
+
+        Raises:
+            TypeError: if ``words`` is not a string.
+            ValueError: if it holds no word to match (``"the"``); nothing is deleted.
+
+        Example:
+            >>> from langchain_core.messages import AIMessage, HumanMessage
+            >>> m = TieredMemory(context_window=4096)
+            >>> _ = m.add_messages([HumanMessage("We moved to Porto."), AIMessage("Nice!")])
+            >>> m.forget_about("Porto")
+            ForgetReport(facts=1, records=1, turns=1, everything=False)
+            >>> m.messages, m.core.active()
+            ([], [])
+        """
+        if not isinstance(words, str):
+            raise TypeError(f"words must be a string, got {type(words).__name__}")
+        if not forget_words(words):
+            raise ValueError(f"nothing to match in {words!r}: name what to forget")
+        with self._lock:
+            return self._carry_out([ForgetRequest(words)], [])
+
+    async def aforget_about(self, words: str) -> ForgetReport:
+        """Async twin of :meth:`forget_about` (runs in a worker thread)."""
+        return await asyncio.to_thread(self.forget_about, words)
+
     def _handle_forget_requests(self, turns: Sequence[Turn]) -> None:
         """Carry out "forget ..." requests in turns this view just added.
 
-        The request itself names what is forgotten, so it is replaced by
-        :data:`FORGOTTEN_REQUEST` (the model still sees that something was
-        asked, and confirms).
+        The request itself names what is forgotten, so it is replaced by a notice
+        that says what was deleted, or that nothing matched
+        (:meth:`~langchain_tiered_memory.write.forget.ForgetReport.notice`), for the
+        model to pass on; :attr:`last_forget` keeps the report.
         """
-        result, requests = self.writer.handle_forget_requests(turns)
-        if not requests:
-            return
-        if result.forget_everything:
-            self.store.forget_user(self.user_id)
-            self.backend.append_messages(
-                self.user_id, self.thread_id, [HumanMessage(FORGOTTEN_REQUEST)]
-            )
-        else:
-            self._forget_request_turns(requests)
-        self._refresh()
+        asked = forget_requests(turns)
+        if asked:
+            self._carry_out([r for _, r in asked], [t.index for t, _ in asked])
 
-    def _forget_request_turns(self, requests: Sequence[Turn]) -> None:
-        """Replace request turns by :data:`FORGOTTEN_REQUEST` (they name what was forgotten)."""
-        self.backend.forget_turns(
-            self.user_id,
-            self.thread_id,
-            [t.index for t in requests],
-            placeholder=FORGOTTEN_REQUEST,
-        )
+    def _carry_out(self, asked: Sequence[ForgetRequest], turns: Sequence[int]) -> ForgetReport:
+        """Carry out forget requests (``turns``: the request turns, replaced by the notice)."""
+        if any(request.everything for request in asked):
+            facts = len(self.backend.load_facts(self.user_id)[1])
+            records = self.store.forget_user(self.user_id)
+            report = ForgetReport(facts=facts, records=records, everything=True)
+            if turns:
+                notice = HumanMessage(report.notice(), id=f"{FORGET_NOTICE_ID}{uuid.uuid4().hex}")
+                self.backend.append_messages(self.user_id, self.thread_id, [notice])
+        else:
+            word_sets = [forget_words(r.target) for r in asked if r.target]
+            word_sets = [w for w in word_sets if w]
+            subjects = [
+                f.subject
+                for r in asked
+                if not (r.target and forget_words(r.target))
+                for f in facts_to_forget(ForgetRequest(None), self.core.active())
+            ]
+
+            def match(text: str) -> bool:
+                return any(text_matches(words, text) for words in word_sets)
+
+            counts = self.backend.forget_matching(
+                self.user_id,
+                self.thread_id,
+                match=match,
+                subjects=subjects,
+                requests=turns,
+                notice=lambda c: ForgetReport.from_counts(c).notice(),
+                purge=self.store.purge_checkpoints
+                if isinstance(self.store, PurgesCheckpoints)
+                else None,
+            )
+            report = ForgetReport.from_counts(counts)
+        self.last_forget = report
+        self._refresh()
+        return report
 
     def _extract(self, *, flush: bool = False) -> None:
         """Extract facts from turns not extracted yet (the store keeps the watermark)."""

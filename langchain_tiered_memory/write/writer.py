@@ -18,7 +18,7 @@ batch, so no turn is skipped.
 Example:
     >>> from langchain_core.messages import HumanMessage
     >>> from langchain_tiered_memory.tiers.core import CoreMemory
-    >>> from langchain_tiered_memory.tiers.turns import Turn
+    >>> from langchain_tiered_memory.values.turns import Turn
     >>> writer = MemoryWriter(CoreMemory())
     >>> _ = writer.observe([Turn(0, (HumanMessage("I live in Paris."),))])
     >>> _ = writer.observe([Turn(1, (HumanMessage("I moved to Berlin."),))])
@@ -37,18 +37,16 @@ from dataclasses import dataclass, field, replace
 from typing import Any, Protocol
 
 from langchain_core.language_models import BaseChatModel
-from langchain_core.messages import HumanMessage
 
 from langchain_tiered_memory.models import ECHO, LOCAL
 from langchain_tiered_memory.tiers.core import CoreFact, CoreMemory, FactUpdate
-from langchain_tiered_memory.tiers.turns import Turn, message_text
+from langchain_tiered_memory.values.turns import Turn
 from langchain_tiered_memory.write.extraction import (
     ExtractedFact,
-    ForgetRequest,
     LLMExtractor,
     RuleBasedExtractor,
-    detect_forget,
 )
+from langchain_tiered_memory.write.forget import forget_in_core, forget_requests
 
 logger = logging.getLogger(__name__)
 
@@ -79,13 +77,6 @@ class WriteResult:
     forget_everything: bool = False
     extraction_failed: bool = False
     extracted: bool = False
-
-
-def _has_forget_request(turn: Turn) -> bool:
-    return any(
-        isinstance(m, HumanMessage) and detect_forget(message_text(m)) is not None
-        for m in turn.messages
-    )
 
 
 _STOP = {"my", "the", "a", "an", "that", "this", "about", "what", "i", "said", "you", "it"}
@@ -217,14 +208,6 @@ class MemoryWriter:
             self._apply(facts, result, batch)
         return result
 
-    def handle_forget_requests(self, turns: Sequence[Turn]) -> tuple[WriteResult, list[Turn]]:
-        """Carry out the forget requests in ``turns`` (each turn once: the caller passes
-        only turns it just added); returns what was forgotten and the turns with a request."""
-        result = WriteResult()
-        keep = self._forget_requests(turns, result)
-        kept = {t.index for t in keep}
-        return result, [t for t in turns if t.index not in kept]
-
     def extract(self, turns: Sequence[Turn], *, flush: bool = False) -> WriteResult:
         """Extract facts from ``turns`` (turns not extracted yet, oldest first) if due.
 
@@ -234,7 +217,8 @@ class MemoryWriter:
         succeeded): only then may the caller mark the turns as done.
         """
         result = WriteResult()
-        batch = [t for t in turns if not _has_forget_request(t)]
+        asked = {t.index for t, _ in forget_requests(turns)}
+        batch = [t for t in turns if t.index not in asked]
         if self._batched and not flush and len(batch) < self.batch_turns:
             return result
         if batch:
@@ -303,38 +287,16 @@ class MemoryWriter:
                 )
 
     def _forget_requests(self, turns: Sequence[Turn], result: WriteResult) -> list[Turn]:
-        """Carry out forget requests; return the turns left for extraction."""
-        keep: list[Turn] = []
-        for turn in turns:
-            requested = False
-            for message in turn.messages:
-                if isinstance(message, HumanMessage):
-                    request = detect_forget(message_text(message))
-                    if request is not None:
-                        self._forget(request, result)
-                        requested = True
-            if not requested:  # never re-extract what the user asked to forget
-                keep.append(turn)
-        return keep
-
-    def _forget(self, request: ForgetRequest, result: WriteResult) -> None:
-        if request.everything:
-            result.forgotten.extend(self.core.clear())
-            result.forget_everything = True
-            self.pending.clear()
-            return
-        active = self.core.active()
-        if request.target is None:
-            if not active:
-                return
-            latest = max(active, key=lambda f: f.created_at)
-            result.forgotten.extend(self.core.forget(subject=latest.subject))
-            return
-        words = {w for w in re.findall(r"\w+", request.target.lower()) if w not in _STOP}
-        for fact in active:
-            text = f"{fact.subject} {fact.content}".lower()
-            if any(w in text for w in words):
-                result.forgotten.extend(self.core.forget(subject=fact.subject))
+        """Carry out forget requests on core memory (:mod:`.forget`); return the turns left
+        for extraction (a request is never extracted)."""
+        asked = forget_requests(turns)
+        for _, request in asked:
+            result.forgotten.extend(forget_in_core(self.core, request))
+            if request.everything:
+                result.forget_everything = True
+                self.pending.clear()
+        done = {t.index for t, _ in asked}
+        return [t for t in turns if t.index not in done]
 
 
 def extractor_from(spec: Any) -> Extractor | None:
