@@ -100,6 +100,7 @@ from langchain_tiered_memory.write.forget import (
     forget_words,
     text_matches,
 )
+from langchain_tiered_memory.write.learned.earlier import earlier_view
 from langchain_tiered_memory.write.writer import (
     Extractor,
     MemoryWriter,
@@ -835,7 +836,9 @@ class TieredMemory:
                     if event is not None:
                         events.append(("recall", event))
             self.core.shrink_to(self.budget.caps["core"], self.counter)
-            core, core_recent = split_core(self.core.active(), state.turns)
+            # facts an unsure link moved out are shown beside the newer ones, as earlier
+            shown = self.core.active() + earlier_view(self.core.history())
+            core, core_recent = split_core(shown, state.turns)
             context = assemble_context(
                 budget=self.budget,
                 counter=self.counter,

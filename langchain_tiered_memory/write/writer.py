@@ -47,6 +47,7 @@ from langchain_tiered_memory.write.extraction import (
     RuleBasedExtractor,
 )
 from langchain_tiered_memory.write.forget import forget_in_core, forget_requests
+from langchain_tiered_memory.write.learned.earlier import EARLIER
 
 logger = logging.getLogger(__name__)
 
@@ -162,7 +163,10 @@ class MemoryWriter:
         self.batch_turns = batch_turns
         self.min_confidence = min_confidence
         self.pending: list[Turn] = []
-        self._batched = not isinstance(self.extractor, RuleBasedExtractor)
+        # the rules (and offline extractors that say ``batched = False``) run every turn
+        self._batched = not isinstance(self.extractor, RuleBasedExtractor) and getattr(
+            self.extractor, "batched", True
+        )
         self._observed_through = -1
 
     @property
@@ -258,14 +262,21 @@ class MemoryWriter:
     ) -> None:
         # A fact is as old as the turn that stated it (an imported turn may be years old).
         said_at = {t.index: t.created_at for t in turns}
+        # an extractor that links a fact to the current facts it may replace (by meaning)
+        link = getattr(self.extractor, "supersedes", None)
         for fact in facts:
+            earlier: list[CoreFact] = []
+            if callable(link):
+                fact = replace(fact, subject=resolve_subject(fact.subject, self.core))
+                fact, earlier = link(fact, self.core.active())
             if fact.stated and fact.confidence >= self.min_confidence:
                 dated = {}
                 if fact.source_turn in said_at:
                     dated["created_at"] = said_at[fact.source_turn]
+                subject = resolve_subject(fact.subject, self.core)
                 update = self.core.upsert(
                     CoreFact.new(
-                        resolve_subject(fact.subject, self.core),
+                        subject,
                         fact.content,
                         category=fact.category,
                         confidence=fact.confidence,
@@ -281,10 +292,22 @@ class MemoryWriter:
                 )
                 if not update.unchanged:
                     result.promoted.append(update)
+                    if earlier:  # unsure link: the older fact is kept as an earlier one
+                        self.core.store.retire_facts(
+                            self.core.user_id,
+                            [f.id for f in earlier],
+                            reason=f"{EARLIER} possibly replaced by turn {fact.source_turn}",
+                        )
             else:
                 result.possible.append(
                     replace(fact, subject=resolve_subject(fact.subject, self.core))
                 )
+                if earlier:  # a possible update: the older fact is shown as an earlier one
+                    self.core.store.retire_facts(
+                        self.core.user_id,
+                        [f.id for f in earlier],
+                        reason=f"{EARLIER} possibly replaced by turn {fact.source_turn}",
+                    )
 
     def _forget_requests(self, turns: Sequence[Turn], result: WriteResult) -> list[Turn]:
         """Carry out forget requests on core memory (:mod:`.forget`); return the turns left
@@ -300,8 +323,9 @@ class MemoryWriter:
 
 
 def extractor_from(spec: Any) -> Extractor | None:
-    """The fact extractor for ``extractor=``: ``None``/``"rules"`` (rule-based), an
-    :class:`~langchain_tiered_memory.write.writer.Extractor`, or a model spec (wrapped in
+    """The fact extractor for ``extractor=``: ``None``/``"rules"`` (rule-based),
+    ``"learned"`` (:class:`~langchain_tiered_memory.write.learned.LearnedExtractor`, offline),
+    an :class:`~langchain_tiered_memory.write.writer.Extractor`, or a model spec (wrapped in
     :class:`~langchain_tiered_memory.write.extraction.LLMExtractor`).
 
     Raises:
@@ -313,11 +337,15 @@ def extractor_from(spec: Any) -> Extractor | None:
     """
     if spec is None or (isinstance(spec, str) and spec.strip().lower() == "rules"):
         return None
+    if isinstance(spec, str) and spec.strip().lower() == "learned":
+        from langchain_tiered_memory.write.learned import LearnedExtractor
+
+        return LearnedExtractor()
     if isinstance(spec, str | BaseChatModel):
         return LLMExtractor(spec)
     if callable(getattr(spec, "extract", None)):
         return spec
     raise TypeError(
         "extractor must be an Extractor, a chat model, an init_chat_model string, "
-        f"{LOCAL!r}, {ECHO!r} or 'rules'; got {type(spec).__name__}"
+        f"{LOCAL!r}, {ECHO!r}, 'learned' or 'rules'; got {type(spec).__name__}"
     )
