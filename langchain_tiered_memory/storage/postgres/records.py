@@ -118,10 +118,20 @@ _UPSERT = _INSERT.replace(
     "ON CONFLICT (id) DO UPDATE SET "
     + ", ".join(
         f"{c}=EXCLUDED.{c}"
-        for c in (
-            "thread_id kind text created_at last_accessed_at importance sources metadata "
-            "expires_at embedding tsv tsv_small"
-        ).split()
+        for c in [
+            "thread_id",
+            "kind",
+            "text",
+            "created_at",
+            "last_accessed_at",
+            "importance",
+            "sources",
+            "metadata",
+            "expires_at",
+            "embedding",
+            "tsv",
+            "tsv_small",
+        ]
     )
     + " WHERE records.user_id = EXCLUDED.user_id",
 )
