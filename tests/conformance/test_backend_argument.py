@@ -67,13 +67,13 @@ class ExplicitRecords:
         self._calls["records.update_record"] += 1
         return self._inner.update_record(record)
 
-    def put_record(self, record: MemoryRecord) -> MemoryRecord:
-        self._calls["records.put_record"] += 1
-        return self._inner.put_record(record)
-
     def delete(self, ids: Any, *, user_id: str) -> int:
         self._calls["records.delete"] += 1
         return self._inner.delete(ids, user_id=user_id)
+
+    def put_record(self, record: MemoryRecord) -> MemoryRecord:
+        self._calls["records.put_record"] += 1
+        return self._inner.put_record(record)
 
     def keyword_search(self, query: str, **filters: Any) -> list[tuple[MemoryRecord, float]]:
         self._calls["records.keyword_search"] += 1
