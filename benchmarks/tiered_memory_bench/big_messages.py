@@ -3,7 +3,11 @@
 A user can paste anything: a log, a book, a minified file. For each size
 (characters), a fresh data directory gets one ``add_messages`` of one user
 message of that size through the public API, timed from the call to its
-return (storage, fact extraction, compression). Two texts per size:
+return (storage, fact extraction, compression); then what the thread costs
+afterwards: the next ``add_messages`` (which evicts the huge turn to the
+archive when it does not fit the window), a ``build_context`` that recalls
+(``next_add_seconds``, ``build_context_seconds``) and the tokens that
+prompt spends on recall and on the buffer. Two texts per size:
 
 * ``words``: ordinary words with no sentence or clause break at all;
 * ``unbroken``: one run of letters without a space.
@@ -64,7 +68,7 @@ def big_message(chars: int, text: str = "words") -> str:
 
 _CHILD = """
 import json, sys, tempfile, time
-from langchain_core.messages import HumanMessage
+from langchain_core.messages import AIMessage, HumanMessage
 from tiered_memory_bench.big_messages import big_message
 from tiered_memory_bench.overhead import HashEmbeddings
 from langchain_tiered_memory.store import MemoryStore
@@ -78,7 +82,17 @@ with tempfile.TemporaryDirectory() as folder:
         memory.add_messages([HumanMessage(text)])
         seconds = time.perf_counter() - started
         facts = len(memory.core.active())
-print(json.dumps({"seconds": round(seconds, 3), "facts": facts}))
+        started = time.perf_counter()
+        memory.add_messages([AIMessage("Noted."), HumanMessage("Where do I live?")])
+        next_add = time.perf_counter() - started
+        started = time.perf_counter()
+        context = memory.build_context(query="where do I live? market apples", recall=True)
+        build = time.perf_counter() - started
+print(json.dumps({"seconds": round(seconds, 3), "facts": facts,
+                  "next_add_seconds": round(next_add, 3),
+                  "build_context_seconds": round(build, 3),
+                  "recall_tokens": context.usage["recall"],
+                  "buffer_tokens": context.usage["buffer"]}))
 """
 
 
@@ -150,16 +164,22 @@ def run_big_messages_bench(
 
 def big_messages_table(result: dict[str, Any]) -> Table:
     """The bench result as a rich table, one row per size."""
-    table = Table(title="one add_messages of one long user message")
+    table = Table(title="one long user message: its add, the next add, the next prompt")
     table.add_column("characters", justify="right")
     kinds = sorted({k for row in result["sizes"].values() for k in row})
     for kind in kinds:
-        table.add_column(kind, justify="right")
+        table.add_column(f"{kind}: add / next add / build (recall tokens)", justify="right")
     for size, row in result["sizes"].items():
         cells = []
         for kind in kinds:
             cell = row.get(kind, {})
             seconds = cell.get("seconds")
-            cells.append(f"{seconds} s" if seconds is not None else str(cell.get("status", "-")))
+            if seconds is None:
+                cells.append(str(cell.get("status", "-")))
+                continue
+            cells.append(
+                f"{seconds} / {cell.get('next_add_seconds')} / "
+                f"{cell.get('build_context_seconds')} s ({cell.get('recall_tokens')})"
+            )
         table.add_row(f"{int(size):,}", *cells)
     return table

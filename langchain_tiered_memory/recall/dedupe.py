@@ -25,7 +25,7 @@ from langchain_tiered_memory.records import ScoredRecord
 
 __all__ = ["dedupe_key", "merge_near_duplicates"]
 
-_NUMBER_WORD = re.compile(r"\w*\d\w*")
+_DIGIT = re.compile(r"\d")
 # A lower-ranked text whose distinct words are this much inside a kept one's adds nothing.
 _CONTAINED = 0.95
 
@@ -41,8 +41,13 @@ def dedupe_key(text: str) -> str:
 
 
 def _numbers(words: frozenset[str]) -> frozenset[str]:
-    """The words with a digit in them."""
-    return frozenset(_NUMBER_WORD.findall(" ".join(words)))
+    """The words with a digit in them (one pass over each word: linear in the text).
+
+    Example:
+        >>> sorted(_numbers(frozenset({"ran", "5", "km2", "today"})))
+        ['5', 'km2']
+    """
+    return frozenset(w for w in words if _DIGIT.search(w))
 
 
 def _near_duplicate(
@@ -109,7 +114,7 @@ def merge_near_duplicates(
     for item in ranked:
         key = dedupe_key(item.record.text)
         words = frozenset(key.split())
-        numbers = frozenset(_NUMBER_WORD.findall(key))
+        numbers = _numbers(words)
         postings = postings_by_numbers.setdefault(numbers, {})
         into = keys.get(key)
         if into is None and len(words) >= 4:

@@ -98,6 +98,7 @@ import numpy as np
 from langchain_core.embeddings import Embeddings
 
 from langchain_tiered_memory.recall.dedupe import dedupe_key, merge_near_duplicates
+from langchain_tiered_memory.recall.excerpt import RECALL_EXCERPT_CHARS, excerpt
 from langchain_tiered_memory.recall.ranker import (
     FEATURES,
     LinearRanker,
@@ -552,6 +553,12 @@ def rank_below_replacements(
     return out
 
 
+def _excerpted(candidate: Candidate, query: str) -> Candidate:
+    """The candidate with its record's text cut to the excerpt that best matches ``query``."""
+    record = replace(candidate.record, text=excerpt(candidate.record.text, query))
+    return replace(candidate, record=record)
+
+
 def merge_candidates(
     dense: Iterable[tuple[MemoryRecord, float]],
     keyword: Iterable[tuple[MemoryRecord, float]],
@@ -751,7 +758,11 @@ class Recaller:
 
         What :meth:`recall` scores: the keyword hits, then the dense hits for
         the query embedded once (without the names of the speakers it asks
-        about, see ``strip_speaker_names``), joined by record id.
+        about, see ``strip_speaker_names``), joined by record id. A record
+        longer than :data:`~langchain_tiered_memory.recall.excerpt.RECALL_EXCERPT_CHARS`
+        (a pasted log, a huge tool call) comes as its excerpt that best matches
+        the query (:func:`~langchain_tiered_memory.recall.excerpt.excerpt`): what
+        is scored, merged and quoted costs what a normal record does.
         """
         filters: dict[str, Any] = {
             "user_id": user_id,
@@ -784,7 +795,10 @@ class Recaller:
             len(dense),
             len(keyword),
         )
-        return merge_candidates(dense, keyword)
+        return [
+            c if len(c.record.text) <= RECALL_EXCERPT_CHARS else _excerpted(c, query)
+            for c in merge_candidates(dense, keyword)
+        ]
 
     def _resolve_superseded(
         self,

@@ -66,6 +66,10 @@ class Summarizer(Protocol):
 
 # --- extractive ------------------------------------------------------------
 
+#: The characters of a message the extractive summary reads (a pasted 10 MB log costs
+#: what its first page does; the turn itself is archived whole).
+READ_LIMIT = 8_000
+
 _SENTENCE = re.compile(r"(?<=[.!?。！？])\s+|\n+")
 _MONTHS = (
     "january|february|march|april|may|june|july|august|september|october|"
@@ -150,7 +154,8 @@ class ExtractiveSummarizer:
     can help with today?" never crowds out a statement. When the summary grows
     past ``max_tokens``, the assistant's lines go first, then the
     lowest-scoring of the user's (oldest first among equals); their turns stay
-    in the archive.
+    in the archive. It reads each message's first :data:`READ_LIMIT`
+    characters, so a huge message costs what its first page does.
 
     Example:
         >>> from langchain_core.messages import AIMessage, HumanMessage
@@ -182,12 +187,16 @@ class ExtractiveSummarizer:
     def _turn_lines(self, turn: Turn) -> list[str]:
         lines: list[str] = []
         said = set().union(
-            *(_entities(message_text(m)) for m in turn.messages if isinstance(m, HumanMessage))
+            *(
+                _entities(message_text(m)[:READ_LIMIT])
+                for m in turn.messages
+                if isinstance(m, HumanMessage)
+            )
         )
         for message in turn.messages:
             if not isinstance(message, HumanMessage | AIMessage):
                 continue
-            text = " ".join(message_text(message).split())
+            text = " ".join(message_text(message)[:READ_LIMIT].split())
             if not text:
                 continue
             sentences = [s for s in _SENTENCE.split(text) if s.strip()]

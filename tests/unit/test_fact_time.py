@@ -5,14 +5,20 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
-from datetime import datetime, timezone
+from datetime import datetime, timedelta, timezone
 
 import pytest
 from langchain_core.messages import AIMessage, HumanMessage
 
 from langchain_tiered_memory.memory import TieredMemory
 from langchain_tiered_memory.storage.codec import fact_from_json, fact_to_json
-from langchain_tiered_memory.tiers.core import CoreFact, CoreMemory, plan_end, plan_upsert
+from langchain_tiered_memory.tiers.core import (
+    CoreFact,
+    CoreMemory,
+    held_note,
+    plan_end,
+    plan_upsert,
+)
 from langchain_tiered_memory.tiers.turns import Turn
 from langchain_tiered_memory.write.extraction import ExtractedFact
 from langchain_tiered_memory.write.fact_time import clause_time, fact_time
@@ -223,3 +229,97 @@ def test_the_rule_extractor_dates_facts_by_when_they_were_said() -> None:
     memory.add_messages([HumanMessage("I'm allergic to peanuts."), AIMessage("Noted.")])
     allergy = [f for f in memory.core.active() if f.subject.startswith("allergy")]
     assert allergy and allergy[0].valid_from is None
+
+
+# --- core memory shows when facts hold ------------------------------------------------
+
+
+def _at(day: str) -> datetime:
+    return datetime.fromisoformat(day).replace(tzinfo=timezone.utc)
+
+
+@pytest.mark.parametrize(
+    ("fields", "now", "note"),
+    [
+        ({}, "2026-12-04", ""),
+        ({"valid_from": _at("2026-11-01")}, "2026-12-04", "since Nov 2026"),
+        ({"valid_from": _at("2023-01-01")}, "2026-12-04", "since 2023"),
+        ({"valid_from": _at("2027-09-01")}, "2026-12-04", "from Sep 2027"),
+        ({"valid_until": _at("2027-06-01")}, "2026-12-04", "until Jun 2027"),
+        ({"valid_until": _at("2026-06-01")}, "2026-12-04", "past, until Jun 2026"),
+        (
+            {"valid_from": _at("2026-12-20"), "valid_until": _at("2027-01-04")},
+            "2026-12-04",
+            "from 2026-12-20, until 2027-01-04",
+        ),
+        (
+            {"valid_from": _at("2026-12-05"), "valid_until": _at("2026-12-06")},
+            "2026-12-04",
+            "on 2026-12-05",
+        ),
+        (
+            {"valid_from": _at("2026-12-05"), "valid_until": _at("2026-12-06")},
+            "2026-12-06",
+            "past, 2026-12-05",
+        ),
+        ({"valid_from": _at("2027-01-01"), "category": "plan"}, "2026-12-04", "from 2027"),
+        ({"valid_from": _at("2027-01-01"), "category": "plan"}, "2027-02-01", "past, 2027"),
+    ],
+)
+def test_a_fact_line_says_when_it_holds(fields: dict[str, object], now: str, note: str) -> None:
+    fact = CoreFact.new("x", "something", source_turn=1, **fields)  # type: ignore[arg-type]
+    line = fact.render(now=_at(now))
+    assert held_note(fact, _at(now)) == note
+    assert line.endswith(
+        f"({note}; stated, turn 1, {fact.created_at.date()})"
+        if note
+        else f"(stated, turn 1, {fact.created_at.date()})"
+    )
+
+
+def test_a_plan_whose_date_passes_is_shown_as_past() -> None:
+    now = datetime.now(timezone.utc)
+    memory = TieredMemory(context_window=4096)
+    memory.add_messages(
+        [HumanMessage("My flight to Kyoto is tomorrow at 9:40."), AIMessage("Have a good trip!")],
+        at=now - timedelta(days=10),
+    )
+    memory.add_messages(
+        [HumanMessage("My dentist appointment is tomorrow."), AIMessage("Good luck.")], at=now
+    )
+    flight, dentist = memory.core.get("plan:flight"), memory.core.get("plan:dentist")
+    assert flight is not None and dentist is not None
+    flown = (now - timedelta(days=9)).date().isoformat()
+    ahead = (now + timedelta(days=1)).date().isoformat()
+    shown = memory.core.render()
+    assert f"(past, {flown}; stated" in shown and f"(on {ahead}; stated" in shown
+    assert f"on {flown}" not in shown  # never shown as ahead
+    prompt = "\n".join(str(m.content) for m in memory.build_context().messages)
+    assert f"past, {flown}" in prompt
+    # the day before its date, the same flight was shown as ahead
+    assert f"(on {flown};" in flight.render(now=now - timedelta(days=9, hours=12))
+
+
+def test_core_memory_renders_the_same_until_a_date_passes() -> None:
+    core = CoreMemory()
+    core.upsert(
+        CoreFact.new(
+            "plan:trip",
+            "Rome trip",
+            category="plan",
+            valid_from=_at("2026-12-10"),
+            valid_until=_at("2026-12-11"),
+        )
+    )
+    core.upsert(CoreFact.new("home_city", "moved to Lisbon", valid_from=_at("2026-11-01")))
+    before = [core.render(now=_at("2026-12-04") + timedelta(hours=h)) for h in range(0, 24 * 6, 7)]
+    assert len(set(before)) == 1  # byte-stable while no date passes
+    assert core.render(now=_at("2026-12-11")) != before[0]
+
+
+def test_a_superseded_version_is_never_rendered_as_current() -> None:
+    core = CoreMemory()
+    core.upsert(CoreFact.new("home_city", "lives in Paris", valid_from=_at("2020-01-01")))
+    core.upsert(CoreFact.new("home_city", "moved to Porto", valid_from=_at("2026-10-01")))
+    shown = core.render(now=_at("2026-12-04"))
+    assert "Paris" not in shown and "moved to Porto (since Oct 2026;" in shown
