@@ -5,7 +5,9 @@ User and thread ids come from applications (configs, HTTP requests, tool
 calls), so they are checked once, at the edge, with one rule
 (:func:`check_id`): a non-blank string of at most :data:`MAX_ID_LENGTH`
 characters that UTF-8 can encode and that holds no NUL or other control
-character. Anything else is a :class:`ValueError` that names the id.
+character. A string that breaks the rule is a :class:`ValueError` that names
+the id; anything but a string (``0``, ``None``) is a :class:`TypeError`, never
+converted.
 
 Text an application stores directly (a record's text, a LangGraph store
 item, an ``archival_memory_insert``) is checked with :func:`check_text`: no
@@ -52,12 +54,13 @@ _UNSTORABLE = re.compile("[\ud800-\udfff\x00]")
 
 
 def check_id(value: object, name: str = "id") -> str:
-    """``value`` if it is a valid user or thread id, else a clear ``ValueError``.
+    """``value`` if it is a valid user or thread id, else a clear ``TypeError`` or ``ValueError``.
 
     Raises:
-        ValueError: for a non-string (``0``, ``False``, ``None``), an empty, blank
-            (only whitespace) or over-long string, a lone UTF-16 surrogate (UTF-8 cannot store it)
-            or a control character (NUL, newline, ...).
+        TypeError: for a non-string (``0``, ``False``, ``None``): ids are never converted.
+        ValueError: for an empty, blank (only whitespace) or over-long string, a lone
+            UTF-16 surrogate (UTF-8 cannot store it) or a control character (NUL,
+            newline, ...).
 
     Example:
         >>> check_id("ana", "user_id")
@@ -65,11 +68,13 @@ def check_id(value: object, name: str = "id") -> str:
         >>> check_id(0, "user_id")
         Traceback (most recent call last):
         ...
-        ValueError: user_id must be a non-empty string, got 0 (int)
+        TypeError: user_id must be a non-empty string, got 0 (int)
     """
-    if not isinstance(value, str) or not value:
+    if not isinstance(value, str):
         kind = type(value).__name__
-        raise ValueError(f"{name} must be a non-empty string, got {value!r} ({kind})")
+        raise TypeError(f"{name} must be a non-empty string, got {value!r} ({kind})")
+    if not value:
+        raise ValueError(f"{name} must be a non-empty string, got {value!r}")
     if not value.strip():
         raise ValueError(f"{name} must not be blank, got {value!r}")
     if len(value) > MAX_ID_LENGTH:

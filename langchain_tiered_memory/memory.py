@@ -37,6 +37,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import threading
+import uuid
 from collections.abc import Callable, Sequence
 from dataclasses import replace
 from datetime import datetime
@@ -63,8 +64,10 @@ from langchain_tiered_memory.recall.gate import (
 )
 from langchain_tiered_memory.recall.prompt import recall_for_prompt
 from langchain_tiered_memory.storage.base import (
+    FORGET_NOTICE_ID,
     AuditKind,
     AuditTrail,
+    PurgesCheckpoints,
     RecordStore,
     Store,
     ThreadHead,
@@ -89,6 +92,14 @@ from langchain_tiered_memory.tiers.turns import (
 from langchain_tiered_memory.tiers.window import ThreadWindow
 from langchain_tiered_memory.write.attributes import AttributeSchema
 from langchain_tiered_memory.write.consolidation import Reflector
+from langchain_tiered_memory.write.forget import (
+    ForgetReport,
+    ForgetRequest,
+    facts_to_forget,
+    forget_requests,
+    forget_words,
+    text_matches,
+)
 from langchain_tiered_memory.write.policy import possible_record, undo_supersession
 from langchain_tiered_memory.write.writer import (
     Extractor,
@@ -104,13 +115,11 @@ __all__ = ["ABANDONED_TOOL_RESULT", "FORGOTTEN_REQUEST", "GateMode", "TieredMemo
 #: ``"auto"`` (the gate decides), ``"always"``, ``"never"``, or an :class:`LLMGate`.
 GateMode = Literal["auto", "always", "never"] | LLMGate
 
-#: What replaces a "forget ..." request in the thread once it was carried out: the
-#: request itself names what is forgotten, so it cannot stay; the model still sees
-#: that something was asked (to confirm it).
-FORGOTTEN_REQUEST = (
-    "[The user asked to forget something. It was deleted from memory; confirm briefly "
-    "without repeating it.]"
-)
+#: How the notice that replaces a carried-out "forget ..." request in the thread begins:
+#: the request itself names what is forgotten, so it cannot stay; the notice tells the
+#: model what was deleted, or that nothing matched
+#: (:meth:`~langchain_tiered_memory.write.forget.ForgetReport.notice`).
+FORGOTTEN_REQUEST = "[The user asked to forget something."
 
 
 def _latest_user_text(state: BufferState) -> str:
@@ -233,6 +242,9 @@ class TieredMemory:
         self.single_system_message = single_system_message
         self.events: list[CompressionEvent] = []
         self.last_gate: GateDecision | None = None
+        #: What the last forget of this view deleted (a request in the conversation, or
+        #: :meth:`forget_about`); ``None`` before any.
+        self.last_forget: ForgetReport | None = None
         self._lock = threading.RLock()
         self._copy = ThreadWindow(self.counter)
         extractor = extractor_from(extractor)
@@ -547,33 +559,85 @@ class TieredMemory:
         self._refresh()
         return removed
 
+    def forget_about(self, words: str) -> ForgetReport:
+        """Forget what the user said about ``words``, in every tier: the core fact
+        versions whose subject or content holds all of them, the turns of every thread of
+        the user that hold them (buffer, log and archive), the summaries and records that
+        carry those, their embedding-cache entries and LangGraph checkpoints, and the
+        strings of the audit log that hold them (see
+        :func:`~langchain_tiered_memory.write.forget.text_matches`).
+
+        Returns what was deleted (without the forgotten words).
+
+        Raises:
+            TypeError: if ``words`` is not a string.
+            ValueError: if it holds no word to match (``"the"``); nothing is deleted.
+
+        Example:
+            >>> from langchain_core.messages import AIMessage, HumanMessage
+            >>> m = TieredMemory(context_window=4096)
+            >>> _ = m.add_messages([HumanMessage("We moved to Porto."), AIMessage("Nice!")])
+            >>> m.forget_about("Porto")
+            ForgetReport(facts=1, records=1, turns=1, everything=False)
+            >>> m.messages, m.core.active()
+            ([], [])
+        """
+        if not isinstance(words, str):
+            raise TypeError(f"words must be a string, got {type(words).__name__}")
+        if not forget_words(words):
+            raise ValueError(f"nothing to match in {words!r}: name what to forget")
+        with self._lock:
+            return self._carry_out([ForgetRequest(words)], [])
+
     def _handle_forget_requests(self, turns: Sequence[Turn]) -> None:
         """Carry out "forget ..." requests in turns this view just added.
 
-        The request itself names what is forgotten, so it is replaced by
-        :data:`FORGOTTEN_REQUEST` (the model still sees that something was
-        asked, and confirms).
+        The request itself names what is forgotten, so it is replaced by a notice
+        that says what was deleted, or that nothing matched
+        (:meth:`~langchain_tiered_memory.write.forget.ForgetReport.notice`), for the
+        model to pass on; :attr:`last_forget` keeps the report.
         """
-        result, requests = self.writer.handle_forget_requests(turns)
-        if not requests:
-            return
-        if result.forget_everything:
-            self.store.forget_user(self.user_id)
-            self.backend.append_messages(
-                self.user_id, self.thread_id, [HumanMessage(FORGOTTEN_REQUEST)]
-            )
-        else:
-            self._forget_request_turns(requests)
-        self._refresh()
+        asked = forget_requests(turns)
+        if asked:
+            self._carry_out([r for _, r in asked], [t.index for t, _ in asked])
 
-    def _forget_request_turns(self, requests: Sequence[Turn]) -> None:
-        """Replace request turns by :data:`FORGOTTEN_REQUEST` (they name what was forgotten)."""
-        self.backend.forget_turns(
-            self.user_id,
-            self.thread_id,
-            [t.index for t in requests],
-            placeholder=FORGOTTEN_REQUEST,
-        )
+    def _carry_out(self, asked: Sequence[ForgetRequest], turns: Sequence[int]) -> ForgetReport:
+        """Carry out forget requests (``turns``: the request turns, replaced by the notice)."""
+        if any(request.everything for request in asked):
+            facts = len(self.backend.load_facts(self.user_id)[1])
+            records = self.store.forget_user(self.user_id)
+            report = ForgetReport(facts=facts, records=records, everything=True)
+            if turns:
+                notice = HumanMessage(report.notice(), id=f"{FORGET_NOTICE_ID}{uuid.uuid4().hex}")
+                self.backend.append_messages(self.user_id, self.thread_id, [notice])
+        else:
+            word_sets = [forget_words(r.target) for r in asked if r.target]
+            word_sets = [w for w in word_sets if w]
+            subjects = [
+                f.subject
+                for r in asked
+                if not (r.target and forget_words(r.target))
+                for f in facts_to_forget(ForgetRequest(None), self.core.active())
+            ]
+
+            def match(text: str) -> bool:
+                return any(text_matches(words, text) for words in word_sets)
+
+            counts = self.backend.forget_matching(
+                self.user_id,
+                self.thread_id,
+                match=match,
+                subjects=subjects,
+                requests=turns,
+                notice=lambda c: ForgetReport.from_counts(c).notice(),
+                purge=self.store.purge_checkpoints
+                if isinstance(self.store, PurgesCheckpoints)
+                else None,
+            )
+            report = ForgetReport.from_counts(counts)
+        self.last_forget = report
+        self._refresh()
+        return report
 
     def _extract(self, *, flush: bool = False) -> None:
         """Extract facts from turns not extracted yet (the store keeps the watermark)."""

@@ -37,7 +37,7 @@ import sqlite3
 import threading
 import time
 import weakref
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import datetime, timedelta, timezone
@@ -45,10 +45,14 @@ from pathlib import Path
 from typing import Any, Protocol, cast, runtime_checkable
 
 from langchain_core.embeddings import Embeddings
+from langchain_core.language_models import BaseChatModel
 
+from langchain_tiered_memory.budget.sections import TokenBudget
+from langchain_tiered_memory.budget.tokens import TokenCounterLike
 from langchain_tiered_memory.expiry import utc
 from langchain_tiered_memory.ids import check_id
-from langchain_tiered_memory.memory import TieredMemory
+from langchain_tiered_memory.memory import GateMode, TieredMemory
+from langchain_tiered_memory.recall.gate import GateConfig
 from langchain_tiered_memory.storage import open_backend, stored_embeddings
 from langchain_tiered_memory.storage.base import (
     AuditTrail,
@@ -61,7 +65,12 @@ from langchain_tiered_memory.storage.base import (
 from langchain_tiered_memory.storage.errors import StorageError
 from langchain_tiered_memory.storage.postgres.db import is_postgres_url, redact_url
 from langchain_tiered_memory.storage.sqlite.db import storage_error
+from langchain_tiered_memory.tiers.buffer import CompressionEvent, CompressionTriggers
 from langchain_tiered_memory.tiers.core import CoreMemory
+from langchain_tiered_memory.tiers.summarize import Summarizer
+from langchain_tiered_memory.write.attributes import AttributeSchema
+from langchain_tiered_memory.write.consolidation import Reflector
+from langchain_tiered_memory.write.writer import Extractor
 
 logger = logging.getLogger(__name__)
 
@@ -130,8 +139,9 @@ class MemoryStore:
             :class:`~langchain_tiered_memory.storage.postgres.backend.PostgresBackend`).
 
     Raises:
-        ValueError: if the parent directory does not exist, or for ``backend``
-            with a ``path``, ``vector_store``, backend options or an embedder name.
+        ValueError: if the parent directory does not exist or ``path`` is a file,
+            or for ``backend`` with a ``path``, ``vector_store``, backend options or
+            an embedder name.
         TypeError: for a ``backend`` without the ``MemoryBackend`` protocol
             (the message names what it lacks).
         StorageDamagedError: if the database file is damaged (the message
@@ -161,6 +171,11 @@ class MemoryStore:
             if not self.path.parent.exists():
                 raise ValueError(
                     f"Cannot create the data directory {self.path}: its parent does not exist."
+                )
+            if self.path.exists() and not self.path.is_dir():
+                raise ValueError(
+                    f"Cannot use {self.path} as the data directory: {self.path} is a file, "
+                    "not a directory."
                 )
             self.path.mkdir(exist_ok=True)
         if backend is not None:
@@ -224,15 +239,97 @@ class MemoryStore:
         """The audit log (``events(user_id)``)."""
         return self.backend.audit
 
-    def memory(self, user_id: str, thread_id: str = "default", **kwargs: Any) -> TieredMemory:
-        """Open a view of one thread's memory.
+    def memory(
+        self,
+        user_id: str,
+        thread_id: str = "default",
+        *,
+        model: str | BaseChatModel | None = "gpt-4o-mini",
+        context_window: int | None = None,
+        budget: TokenBudget | None = None,
+        ratios: dict[str, float] | None = None,
+        token_counter: TokenCounterLike | None = None,
+        system_prompt: str = "",
+        tools_tokens: int = 0,
+        summarizer: Summarizer | BaseChatModel | str | None = None,
+        triggers: CompressionTriggers | None = None,
+        on_event: Callable[[CompressionEvent], None] | None = None,
+        extractor: Extractor | BaseChatModel | str | None = None,
+        extract_every: int = 8,
+        gate: GateMode = "auto",
+        gate_config: GateConfig | None = None,
+        recall_k: int = 5,
+        reflector: Reflector | None = None,
+        single_system_message: bool = False,
+        attributes: AttributeSchema | None = None,
+    ) -> TieredMemory:
+        """Open a view of one thread's memory over this store.
 
-        Keyword arguments go to :class:`~langchain_tiered_memory.memory.TieredMemory`.
+        The view is a :class:`~langchain_tiered_memory.memory.TieredMemory`, and
+        the options are its constructor's (see it for the details):
+
+        Args:
+            user_id: Whose memory (every read and write is filtered by it).
+            thread_id: Which conversation.
+            model: Model name or chat model: the default context window and
+                the exact token counter.
+            context_window: The model's window in tokens (overrides the lookup).
+            budget: A ready ``TokenBudget`` (overrides ``context_window``).
+            ratios: Section ratios, when the budget is built here.
+            token_counter: Counter override: model name, chat model, callable
+                or ``TokenCounter``.
+            system_prompt: The pinned system prompt (stored with the thread;
+                an empty one keeps the stored prompt).
+            tools_tokens: Tokens of tool schemas sent with every prompt.
+            summarizer: A ``Summarizer``, a chat model or model string, or
+                ``None`` (extractive).
+            triggers: Compression triggers.
+            on_event: Called with every compression event.
+            extractor: Fact extractor: rule-based (default), a chat model or
+                model string (batched ``LLMExtractor``) or any ``Extractor``.
+            extract_every: Turns per LLM extraction call.
+            gate: When to recall: ``"auto"``, ``"always"``, ``"never"`` or an
+                ``LLMGate``.
+            gate_config: Signals of the heuristic gate.
+            recall_k: Records recalled per turn.
+            reflector: Optional consolidation (reflection); off by default.
+            single_system_message: Merge the prompt's leading system messages
+                into one.
+            attributes: Which facts hold one value at a time (an
+                ``AttributeSchema``; default: the declared home, employer, role...).
 
         Raises:
-            ValueError: for an invalid user or thread id.
+            TypeError: for a user or thread id that is not a string (``0``, ``None``).
+            ValueError: for an empty, blank, over-long or unstorable id, or a bad budget.
+
+        Example:
+            >>> view = MemoryStore().memory("ana", "t1", context_window=4096, recall_k=3)
+            >>> view.user_id, view.budget.context_window, view.recall_k
+            ('ana', 4096, 3)
         """
-        return TieredMemory(store=self, user_id=user_id, thread_id=thread_id, **kwargs)
+        return TieredMemory(
+            store=self,
+            user_id=user_id,
+            thread_id=thread_id,
+            model=model,
+            context_window=context_window,
+            budget=budget,
+            ratios=ratios,
+            token_counter=token_counter,
+            system_prompt=system_prompt,
+            tools_tokens=tools_tokens,
+            summarizer=summarizer,
+            triggers=triggers,
+            on_event=on_event,
+            extractor=extractor,
+            extract_every=extract_every,
+            gate=gate,
+            gate_config=gate_config,
+            recall_k=recall_k,
+            reflector=reflector,
+            single_system_message=single_system_message,
+            attributes=attributes,
+        )
 
     def core(self, user_id: str, thread_id: str | None = None) -> CoreMemory:
         """A view of the user's core memory (every view of the user sees the same facts)."""
@@ -361,6 +458,15 @@ class MemoryStore:
         finally:
             if own_file is not None:
                 own_file.conn.close()
+
+    def purge_checkpoints(self, threads: Sequence[str]) -> None:
+        """Delete these threads from every checkpointer this store knows of (what a forget
+        does for the threads it took turns from).
+
+        Example:
+            >>> MemoryStore().purge_checkpoints(["t1"])  # no checkpointer: nothing to do
+        """
+        self._purge_checkpoints([check_id(t, "thread_id") for t in threads])
 
     def _purge_checkpoints(self, threads: Sequence[str]) -> None:
         """Delete these threads from every checkpointer this store knows of."""

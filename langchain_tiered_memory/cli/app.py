@@ -12,13 +12,14 @@ import json
 import logging
 import os
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated, Any, NoReturn
 
 import typer
 from rich.markup import escape
 from rich.table import Table
 from typer.core import TyperGroup
 
+from langchain_tiered_memory import __version__
 from langchain_tiered_memory.cli.common import (
     USER_ERROR_EXIT,
     USER_ERRORS,
@@ -34,12 +35,29 @@ from langchain_tiered_memory.cli.plugins import listing_entry, load_plugin, plug
 __all__ = ["USER_ERROR_EXIT", "app", "one_line", "write_json"]
 
 
+#: click's ``UsageError`` as typer raises it (typer 0.2x vendors its own click, whose
+#: exceptions are not the ``click`` package's): an unknown option or command, a bad value.
+USAGE_ERROR: type[Exception] = next(
+    c for c in typer.BadParameter.__mro__ if c.__name__ == "UsageError"
+)
+
+
 class _Commands(TyperGroup):
     """The command group: user errors become one line and an exit code.
 
+    Usage errors (an unknown option or command, a bad value) are one line too,
+    pointing at the command's ``--help``, in place of click's framed box.
     Commands that other distributions add (``bench``) come from :mod:`.plugins`,
     imported only when they run.
     """
+
+    def make_context(
+        self, info_name: str | None, args: list[str], parent: Any = None, **extra: Any
+    ) -> Any:
+        try:  # the group's own options: `tiered-memory --no-such-option`
+            return super().make_context(info_name, args, parent, **extra)
+        except USAGE_ERROR as exc:
+            _usage_error(exc)
 
     def list_commands(self, ctx: Any) -> list[str]:
         own = super().list_commands(ctx)
@@ -56,11 +74,32 @@ class _Commands(TyperGroup):
     def invoke(self, ctx: Any) -> Any:
         try:
             return super().invoke(ctx)
+        except USAGE_ERROR as exc:  # a command's options, or a BadParameter it raised
+            _usage_error(exc)
         except USER_ERRORS as exc:
             if ctx.params.get("debug") or os.environ.get("TIERED_MEMORY_DEBUG"):
                 raise
             typer.echo(f"{one_line(exc)} (--debug shows the traceback)", err=True)
             raise typer.Exit(USER_ERROR_EXIT) from None
+
+
+def _usage_error(exc: Any) -> NoReturn:
+    """Report a usage error in one line (exit code :data:`USER_ERROR_EXIT`).
+
+    ``tiered-memory`` without a command still shows the help.
+    """
+    if type(exc).__name__ == "NoArgsIsHelpError":
+        raise exc
+    where = exc.ctx.command_path if exc.ctx is not None else "tiered-memory"
+    message = " ".join(exc.format_message().split())
+    typer.echo(f"error: {message} (see {where} --help)", err=True)
+    raise typer.Exit(USER_ERROR_EXIT) from None
+
+
+def _print_version(value: bool) -> None:
+    if value:
+        typer.echo(f"tiered-memory {__version__}")
+        raise typer.Exit()
 
 
 app = typer.Typer(
@@ -77,6 +116,12 @@ def main(
     verbose: Annotated[bool, typer.Option("--verbose", "-v", help="Log at INFO level.")] = False,
     debug: Annotated[
         bool, typer.Option("--debug", help="Show the full traceback of an error.")
+    ] = False,
+    version: Annotated[
+        bool,
+        typer.Option(
+            "--version", help="Print the version and exit.", callback=_print_version, is_eager=True
+        ),
     ] = False,
 ) -> None:
     """Tiered memory for LangChain and LangGraph agents."""

@@ -9,6 +9,7 @@ Commands::
     /context           the last prompt as sent: every message, its section and tokens
     /core              core memory (active facts) and their history
     /recalls           what the last recall brought back, with the gate's reason
+    /forget WORDS      forget what was said about WORDS, in every tier
     /forget SUBJECT    forget one core fact (every version)
     /forget all        forget everything about this user, in every tier and file
     /help              this list
@@ -44,7 +45,8 @@ HELP = """commands:
   /context          the last prompt as sent: every message, its section and tokens
   /core             core memory and its history
   /recalls          what the last recall brought back, with the gate's reason
-  /forget SUBJECT   forget one core fact;  /forget all  forget everything about you
+  /forget WORDS     forget what you said about WORDS (or one fact: /forget SUBJECT)
+  /forget all       forget everything about you
   /help             this list
   /quit             leave"""
 
@@ -98,14 +100,20 @@ class ChatSession:
             return ""
         if line.startswith("/"):
             return self._command(line)
+        before = self.memory.last_forget
         self.memory.add_messages([HumanMessage(line)])
         context = self.memory.build_context()
         self.last_context = context
         if self.model is None:  # a note for the person, not a turn of the conversation
-            return (
+            note = (
                 f"(no model: the prompt would be {context.total_tokens} tokens; "
                 f"gate: {context.gate.reason if context.gate else 'n/a'})"
             )
+            report = self.memory.last_forget
+            if report is not None and report is not before:  # the line asked to forget
+                done = f"forgot {report.summary()}" if report.found else "nothing matched"
+                note = f"(forget request carried out: {done})\n{note}"
+            return note
         reply = message_text(self.model.invoke(context.messages)).strip() or "(empty reply)"
         self.memory.add_messages([AIMessage(reply)])
         return reply
@@ -201,12 +209,23 @@ class ChatSession:
         return "\n".join(lines)
 
     def _forget(self, arg: str) -> str:
+        """``/forget all``, ``/forget SUBJECT`` (a fact's subject: every version), or
+        ``/forget WORDS`` (what was said about them, in every tier: see
+        :meth:`~langchain_tiered_memory.memory.TieredMemory.forget_about`)."""
         if not arg:
-            return "usage: /forget SUBJECT  or  /forget all"
+            return "usage: /forget WORDS  or  /forget SUBJECT  or  /forget all"
         if arg == "all":
             self.memory.forget_user()
             return f"forgot everything about {self.memory.user_id}"
-        removed = self.memory.forget_fact(arg)
-        if not removed:
-            return f"no core fact about {arg!r}"
-        return f"forgot {len(removed)} version(s) of {arg!r}"
+        if any(f.subject == arg.lower() for f in self.memory.core.history()):
+            removed = self.memory.forget_fact(arg)
+            return f"forgot {len(removed)} version(s) of {arg!r}"
+        try:
+            report = self.memory.forget_about(arg)
+        except ValueError:
+            return f"nothing to match in {arg!r}: name what to forget"
+        if report.found:
+            return f"forgot {report.summary()} about {arg!r}"
+        facts = self.memory.core.active()
+        there = ", ".join(f"{f.subject} ({f.content})" for f in facts) or "none"
+        return f"nothing in memory matches {arg!r}; core facts: {there}"

@@ -32,7 +32,7 @@ from langchain_tiered_memory.records import RecordKind
 from langchain_tiered_memory.storage.codec import record_to_dict
 from langchain_tiered_memory.store import MemoryStore
 
-__all__ = ["inspect_user", "render_inspection"]
+__all__ = ["inspect_user", "render_inspection", "turn_spans"]
 
 
 def inspect_user(
@@ -77,9 +77,8 @@ def render_inspection(data: dict[str, Any], console: Console) -> None:
     console.rule(f"memory of {escape(str(data['user_id']))}")
     for thread_id, thread in data["threads"].items():
         console.print(
-            f"[bold]thread {escape(str(thread_id))}[/]: turns {thread['buffered_turns'][:1]}..."
-            f"{thread['buffered_turns'][-1:]} in buffer ({thread['buffer_tokens']} tokens), "
-            f"next turn {thread['next_turn']}"
+            f"[bold]thread {escape(str(thread_id))}[/]: {turn_spans(thread['buffered_turns'])} "
+            f"in buffer ({thread['buffer_tokens']} tokens), next turn {thread['next_turn']}"
         )
         if thread["summary"]:
             console.print("[dim]running summary:[/]")
@@ -133,6 +132,27 @@ def render_inspection(data: dict[str, Any], console: Console) -> None:
             literal(_short(payload)),
         )
     console.print(audit)
+
+
+def turn_spans(turns: list[int]) -> str:
+    """Turn numbers as a reader says them, runs of consecutive turns as ranges.
+
+    Example:
+        >>> turn_spans([1, 3, 4, 5, 6, 8, 9, 10])
+        'turns 1, 3-6, 8-10'
+        >>> turn_spans([0]), turn_spans([])
+        ('turn 0', 'no turn')
+    """
+    spans: list[list[int]] = []
+    for turn in sorted(set(turns)):
+        if spans and turn == spans[-1][1] + 1:
+            spans[-1][1] = turn
+        else:
+            spans.append([turn, turn])
+    if not spans:
+        return "no turn"
+    text = ", ".join(str(a) if a == b else f"{a}-{b}" for a, b in spans)
+    return f"turn {text}" if len(turns) == 1 else f"turns {text}"
 
 
 def _short(payload: dict[str, Any], width: int = 90) -> str:

@@ -54,6 +54,7 @@ from datetime import datetime, timedelta, timezone
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from langchain_tiered_memory import __version__ as package_version
 from langchain_tiered_memory.budget.context import quote_recalled
 from langchain_tiered_memory.ids import check_id
 from langchain_tiered_memory.integrations.tools import (
@@ -73,10 +74,12 @@ if TYPE_CHECKING:
 __all__ = [
     "CORE_RESOURCE",
     "MCP_THREAD",
+    "DisconnectFilter",
     "MemoryTools",
     "TokenUsers",
     "build_mcp_server",
     "load_tokens",
+    "quiet_disconnects",
 ]
 
 logger = logging.getLogger(__name__)
@@ -308,6 +311,8 @@ def load_tokens(path: str | Path) -> dict[str, str]:
                 f"{MIN_TOKEN_CHARS} random ones (e.g. python -c 'import secrets; "
                 "print(secrets.token_urlsafe(24))')"
             )
+        if not isinstance(user, str):  # the file's mistake: a ValueError, like the others
+            raise ValueError(f"{path}: a token's user id must be a string, got {user!r}")
         tokens[token] = check_id(user, f"the user id of a token in {path}")
     return tokens
 
@@ -340,6 +345,49 @@ class TokenUsers:
 
 
 # -- the server ---------------------------------------------------------------------
+
+#: The SDK's HTTP transport, which logs a client's normal disconnect as an error.
+_TRANSPORT_LOGGER = "mcp.server.streamable_http"
+
+
+class DisconnectFilter(logging.Filter):
+    """Turns the SDK's error log of a normal client disconnect into a debug line.
+
+    When an HTTP client ends its session, the SDK's streamable-HTTP transport
+    finds its stream closed and logs ``Error in standalone SSE writer`` with
+    the traceback of an ``anyio.ClosedResourceError``, on every disconnect.
+    A closed or broken stream is how a disconnect looks, so such a record is
+    dropped and a debug line says a client left; every other record passes.
+
+    Example:
+        >>> import sys, anyio
+        >>> try:
+        ...     raise anyio.ClosedResourceError()
+        ... except anyio.ClosedResourceError:
+        ...     record = logging.LogRecord("x", logging.ERROR, "f", 1, "Error in SSE writer",
+        ...                                None, sys.exc_info())
+        >>> DisconnectFilter().filter(record)
+        False
+        >>> DisconnectFilter().filter(logging.LogRecord("x", logging.ERROR, "f", 1, "boom",
+        ...                                             None, None))
+        True
+    """
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        import anyio
+
+        exc = record.exc_info[1] if record.exc_info else None
+        if isinstance(exc, (anyio.ClosedResourceError, anyio.BrokenResourceError)):
+            logger.debug("an MCP client disconnected (%s)", record.getMessage())
+            return False
+        return True
+
+
+def quiet_disconnects() -> None:
+    """Install :class:`DisconnectFilter` on the SDK's HTTP transport logger (once)."""
+    transport = logging.getLogger(_TRANSPORT_LOGGER)
+    if not any(isinstance(f, DisconnectFilter) for f in transport.filters):
+        transport.addFilter(DisconnectFilter())
 
 
 def _loopback(host: str) -> bool:
@@ -423,6 +471,9 @@ def build_mcp_server(
         log_level="WARNING",
         **options,
     )
+    # the SDK's FastMCP takes no version and would report its own (mcp's): name ours
+    server._mcp_server.version = package_version
+    quiet_disconnects()
 
     def tools_for(ctx: Any) -> MemoryTools:
         """The caller's tools: the fixed user, or the user of this request's token."""

@@ -39,6 +39,7 @@ from langchain_tiered_memory.tiers.turns import Turn
 
 __all__ = [
     "AUDIT_KINDS",
+    "FORGET_NOTICE_ID",
     "AppendResult",
     "AuditEvent",
     "AuditKind",
@@ -47,9 +48,11 @@ __all__ = [
     "Closes",
     "EmbeddingCache",
     "Flushes",
+    "ForgetCounts",
     "LogCursor",
     "LoggedMessage",
     "MemoryBackend",
+    "PurgesCheckpoints",
     "RecordFilter",
     "RecordStore",
     "Store",
@@ -191,6 +194,28 @@ class AppendResult:
 
     stored: tuple[LoggedMessage, ...]
     skipped: int
+
+
+@dataclass(frozen=True)
+class ForgetCounts:
+    """What a forget by words deleted (:meth:`MemoryBackend.forget_matching`).
+
+    Attributes:
+        facts: The core fact versions deleted.
+        records: Archive records deleted.
+        turns: Conversation turns deleted (the request turns not counted).
+        threads: The threads whose turns were deleted (their checkpoints are purged).
+    """
+
+    facts: tuple[Any, ...] = ()
+    records: int = 0
+    turns: int = 0
+    threads: tuple[str, ...] = ()
+
+
+#: Message ids of the notice a carried-out forget request leaves in its turn start with
+#: this (a thread that holds only notices is no user data: see ``MemoryBackend.users``).
+FORGET_NOTICE_ID = "forget-notice:"
 
 
 def check_user(user_id: object) -> str:
@@ -482,6 +507,24 @@ class MemoryBackend(FactStore, Protocol):
         placeholder user message in each."""
         ...
 
+    def forget_matching(
+        self,
+        user_id: str,
+        thread_id: str,
+        *,
+        match: Callable[[str], bool] | None = None,
+        subjects: Sequence[str] = (),
+        requests: Sequence[int] = (),
+        notice: Callable[[ForgetCounts], str] | None = None,
+        purge: Callable[[Sequence[str]], None] | None = None,
+    ) -> ForgetCounts:
+        """Forget by words, in every tier at once: the fact versions whose text ``match``
+        accepts (and every version of ``subjects``), the turns of every thread of the user
+        and the archive records whose text it accepts, what carries them, and the
+        matching strings of the audit log. The ``requests`` turns of ``thread_id`` are
+        replaced by one user message with the text ``notice`` gives for the counts."""
+        ...
+
     def threads(self, user_id: str) -> list[str]:
         """A user's thread ids."""
         ...
@@ -588,6 +631,17 @@ class StoreWithCheckpoints(Store, Protocol):
 
 
 # -- optional capabilities (checked with isinstance) -----------------------------------
+
+
+@runtime_checkable
+class PurgesCheckpoints(Protocol):
+    """A :class:`Store` that deletes threads from the LangGraph checkpointers it knows of
+    (:class:`~langchain_tiered_memory.store.MemoryStore` does): a forget by words in a view
+    purges the threads it took turns from."""
+
+    def purge_checkpoints(self, threads: Sequence[str]) -> None:
+        """Delete these threads from every checkpointer of the store."""
+        ...
 
 
 @runtime_checkable

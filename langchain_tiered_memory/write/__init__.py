@@ -6,7 +6,8 @@
 * :mod:`.candidate` - the one candidate type every extractor gives;
 * :mod:`.policy` - the write policy: promote, possible, supersede, end, undo;
 * :mod:`.attributes` - which facts hold one value at a time;
-* :mod:`.writer` - the extractor and the policy over turns not extracted yet, forget requests;
+* :mod:`.writer` - the extractor and the policy over turns not extracted yet;
+* :mod:`.forget` - forget requests, commands the memory carries out (not facts);
 * :mod:`.importance` - how much a memory matters (1-10);
 * :mod:`.consolidation` - reflection: observations from written facts.
 """

@@ -13,7 +13,8 @@ Two extractors share one output type, :class:`~.candidate.Candidate`:
 * :class:`LLMExtractor` - any chat model with structured output, called on a
   batch of turns (every N turns or at compression), never once per message.
 
-:func:`detect_forget` spots "forget that" requests.
+Forget requests are commands, not facts: :mod:`langchain_tiered_memory.write.forget`
+(``ForgetRequest`` and ``detect_forget`` are importable from here too).
 
 Example:
     >>> facts = RuleBasedExtractor().extract_text("Hi! I'm allergic to peanuts.", source_turn=3)
@@ -24,9 +25,8 @@ Example:
 from __future__ import annotations
 
 import logging
-import re
 from collections.abc import Sequence
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from datetime import datetime
 from typing import Literal
 
@@ -38,6 +38,7 @@ from langchain_tiered_memory.models import require_chat_model as _resolve
 from langchain_tiered_memory.tiers.turns import Turn, message_text
 from langchain_tiered_memory.write.candidate import Candidate
 from langchain_tiered_memory.write.fact_time import clause_time
+from langchain_tiered_memory.write.forget import ForgetRequest, detect_forget
 from langchain_tiered_memory.write.importance import rate_importance
 from langchain_tiered_memory.write.rules import find_facts, readable_prefix
 
@@ -225,46 +226,3 @@ class LLMExtractor:
         self.calls += 1
         runnable = self.model.with_structured_output(_FactList)
         return self._convert(runnable.invoke(self._input(turns)), turns)
-
-
-# --- forgetting ----------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class ForgetRequest:
-    """A user's explicit request to forget; ``target`` is what (``None`` = "that")."""
-
-    target: str | None
-    everything: bool = False
-
-
-_FORGET_ALL = re.compile(
-    r"\b(delete|forget|erase) (everything|all) (you know )?about me\b|"
-    r"忘掉关于我的一切|删除.*关于我的",
-    re.I,
-)
-_FORGET = re.compile(
-    r"\b(?:please )?forget (?:that|this|it|what i (?:said|told you) about|"
-    r"about|my)\b ?(.*?)[.!]?$|(?:忘掉|忘记)(.*?)[。！]?$",
-    re.I,
-)
-
-
-def detect_forget(text: str) -> ForgetRequest | None:
-    """Spot an explicit request to forget.
-
-    Example:
-        >>> detect_forget("Please forget what I said about my trip.")
-        ForgetRequest(target='my trip', everything=False)
-        >>> detect_forget("forget that") is None
-        False
-        >>> detect_forget("I forgot my keys") is None
-        True
-    """
-    if _FORGET_ALL.search(text):
-        return ForgetRequest(target=None, everything=True)
-    match = _FORGET.search(text.strip())
-    if not match:
-        return None
-    target = (match.group(1) or match.group(2) or "").strip() or None
-    return ForgetRequest(target=target)

@@ -5,7 +5,8 @@ store keeps the watermark; :meth:`MemoryWriter.extract`) and hands every
 candidate to the write policy (:mod:`.policy`): stated, confident facts are
 promoted to core memory (superseding or ending what they replace, by the
 declared attributes of :mod:`.attributes`); the rest are returned as
-``possible`` for the archive. It also carries out "forget" requests.
+``possible`` for the archive. A turn holding a forget request (:mod:`.forget`) is
+never extracted.
 
 A failed model extraction leaves its turns not extracted; the caller retries
 with the next turn, so no turn is skipped.
@@ -26,25 +27,22 @@ Example:
 from __future__ import annotations
 
 import logging
-import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from langchain_core.language_models import BaseChatModel
-from langchain_core.messages import HumanMessage
 
 from langchain_tiered_memory.models import ECHO, LOCAL
 from langchain_tiered_memory.tiers.core import CoreFact, CoreMemory, FactUpdate
-from langchain_tiered_memory.tiers.turns import Turn, message_text
+from langchain_tiered_memory.tiers.turns import Turn
 from langchain_tiered_memory.write.attributes import AttributeSchema
 from langchain_tiered_memory.write.candidate import Candidate
 from langchain_tiered_memory.write.extraction import (
-    ForgetRequest,
     LLMExtractor,
     RuleBasedExtractor,
-    detect_forget,
 )
+from langchain_tiered_memory.write.forget import forget_requests
 from langchain_tiered_memory.write.policy import (
     MIN_CONFIDENCE,
     apply_decision,
@@ -80,18 +78,8 @@ class WriteResult:
     extracted: bool = False
 
 
-def _has_forget_request(turn: Turn) -> bool:
-    return any(
-        isinstance(m, HumanMessage) and detect_forget(message_text(m)) is not None
-        for m in turn.messages
-    )
-
-
-_STOP = {"my", "the", "a", "an", "that", "this", "about", "what", "i", "said", "you", "it"}
-
-
 class MemoryWriter:
-    """Extract, promote, update, end and forget facts.
+    """Extract, promote, update and end facts.
 
     Args:
         core: The core memory to write to.
@@ -131,14 +119,6 @@ class MemoryWriter:
         """LLM calls made by the extractor so far."""
         return int(getattr(self.extractor, "calls", 0))
 
-    def handle_forget_requests(self, turns: Sequence[Turn]) -> tuple[WriteResult, list[Turn]]:
-        """Carry out the forget requests in ``turns`` (each turn once: the caller passes
-        only turns it just added); returns what was forgotten and the turns with a request."""
-        result = WriteResult()
-        keep = self._forget_requests(turns, result)
-        kept = {t.index for t in keep}
-        return result, [t for t in turns if t.index not in kept]
-
     def extract(self, turns: Sequence[Turn], *, flush: bool = False) -> WriteResult:
         """Extract facts from ``turns`` (turns not extracted yet, oldest first) if due.
 
@@ -148,7 +128,8 @@ class MemoryWriter:
         succeeded): only then may the caller mark the turns as done.
         """
         result = WriteResult()
-        batch = [t for t in turns if not _has_forget_request(t)]
+        asked = {t.index for t, _ in forget_requests(turns)}
+        batch = [t for t in turns if t.index not in asked]
         if self._batched and not flush and len(batch) < self.batch_turns:
             return result
         if batch:
@@ -184,39 +165,6 @@ class MemoryWriter:
             applied = apply_decision(decision, self.core, said_at=when)
             result.promoted.extend(applied.promoted)
             result.ended.extend(applied.ended)
-
-    def _forget_requests(self, turns: Sequence[Turn], result: WriteResult) -> list[Turn]:
-        """Carry out forget requests; return the turns left for extraction."""
-        keep: list[Turn] = []
-        for turn in turns:
-            requested = False
-            for message in turn.messages:
-                if isinstance(message, HumanMessage):
-                    request = detect_forget(message_text(message))
-                    if request is not None:
-                        self._forget(request, result)
-                        requested = True
-            if not requested:  # never re-extract what the user asked to forget
-                keep.append(turn)
-        return keep
-
-    def _forget(self, request: ForgetRequest, result: WriteResult) -> None:
-        if request.everything:
-            result.forgotten.extend(self.core.clear())
-            result.forget_everything = True
-            return
-        active = self.core.active()
-        if request.target is None:
-            if not active:
-                return
-            latest = max(active, key=lambda f: f.created_at)
-            result.forgotten.extend(self.core.forget(subject=latest.subject))
-            return
-        words = {w for w in re.findall(r"\w+", request.target.lower()) if w not in _STOP}
-        for fact in active:
-            text = f"{fact.subject} {fact.content}".lower()
-            if any(w in text for w in words):
-                result.forgotten.extend(self.core.forget(subject=fact.subject))
 
 
 def extractor_from(spec: Any) -> Extractor | None:

@@ -154,6 +154,9 @@ class ExplicitBackend:
     def forget_turns(self, *args: Any, **kwargs: Any) -> int:
         return self._call("forget_turns", *args, **kwargs)
 
+    def forget_matching(self, *args: Any, **kwargs: Any) -> Any:
+        return self._call("forget_matching", *args, **kwargs)
+
     def threads(self, *args: Any, **kwargs: Any) -> list[str]:
         return self._call("threads", *args, **kwargs)
 

@@ -1,6 +1,6 @@
 """A worker for tests/integration/test_forget_crash.py: fill a memory, then forget a user - and die.
 
-Run as ``python forget_crash_worker.py LOCATION SAVER_FILE POINT``. LOCATION is
+Run as ``python forget_crash_worker.py LOCATION SAVER_FILE POINT [words]``. LOCATION is
 a data directory or a ``postgresql://`` URL; SAVER_FILE a SQLite file for the
 checkpointer the app attaches (``create_agent(checkpointer=...)``); POINT one
 of :data:`POINTS`, the step of the forget where the process ends (``os._exit``:
@@ -11,7 +11,8 @@ The worker gives ``ana`` and ``bob`` conversations through the prebuilt graph
 middleware (the attached checkpointer), pages turns out to the archive
 (records, vectors, the embedding cache), prints ``digest <sha256>`` for each
 embedding-cache key of ana's archived texts and ``ready``, then calls
-``store.forget_user("ana")`` - which ends the process at POINT.
+``store.forget_user("ana")`` - or, with ``words``, ana's forget by words of her secret
+(``memory.forget_about``) - which ends the process at POINT.
 
 The points are reached by wrapping the methods a forget calls in turn (the
 record store's ``forget_rows`` inside the transaction, its ``finish_forget``
@@ -146,16 +147,21 @@ def arm(store: MemoryStore, point: str) -> None:
 
 def main() -> None:
     location, saver_file, point = sys.argv[1], Path(sys.argv[2]), sys.argv[3]
+    by_words = sys.argv[4:] == ["words"]  # "forget what I said about SECRET" instead
     store = open_store(location)
     saver = open_saver(saver_file)
     fill(store, saver)
     assert store.archive.count("ana") > 0
     if not is_postgres_url(location):  # the disk cache keys a text by its SHA-256
         for record in store.archive.records("ana"):
-            print("digest", hashlib.sha256(record.text.encode()).hexdigest(), flush=True)
+            digest = hashlib.sha256(record.text.encode()).hexdigest()
+            print("digest", digest, int(SECRET in record.text), flush=True)  # 1: names it
     print("ready", flush=True)
     arm(store, point)
-    store.forget_user("ana")  # ends the process at the point
+    if by_words:
+        store.memory("ana", "ana-graph", context_window=WINDOW).forget_about(SECRET)
+    else:
+        store.forget_user("ana")  # ends the process at the point
     print("forgot", flush=True)
     store.close()
 

@@ -50,17 +50,24 @@ SECRET = worker.SECRET.encode()
 POINTS = worker.POINTS
 
 
-def crash(location: str, saver_file: Path, point: str) -> list[str]:
-    """Run the worker, which dies at ``point``; the cache keys of ana's texts it printed."""
+def crash(
+    location: str, saver_file: Path, point: str, *mode: str, naming: bool = False
+) -> list[str]:
+    """Run the worker, which dies at ``point``; the cache keys of ana's texts it printed
+    (``naming``: of those that hold the secret)."""
     done = subprocess.run(
-        [sys.executable, str(WORKER), location, str(saver_file), point],
+        [sys.executable, str(WORKER), location, str(saver_file), point, *mode],
         capture_output=True,
         text=True,
         timeout=600,
     )
     assert done.returncode == worker.EXIT_CODE, (done.returncode, done.stdout, done.stderr)
     assert "ready" in done.stdout and "forgot" not in done.stdout  # it died inside the forget
-    return [line.split()[1] for line in done.stdout.splitlines() if line.startswith("digest ")]
+    return [
+        line.split()[1]
+        for line in done.stdout.splitlines()
+        if line.startswith("digest ") and (not naming or line.endswith(" 1"))
+    ]
 
 
 def _files(*roots: Path) -> bytes:
@@ -191,3 +198,28 @@ def test_a_conversation_started_after_the_forget_is_kept_by_later_attaches(
         assert SECRET not in _files(saver_file)
         old.conn.close()
         new.conn.close()
+
+
+@pytest.mark.slow
+@pytest.mark.subprocess
+@pytest.mark.parametrize("point", POINTS)
+def test_a_killed_forget_by_words_is_finished_by_the_next_open(tmp_path: Path, point: str) -> None:
+    """ "Forget what I said about X" killed at each step: the next open (and attach)
+    finishes it - every turn, record, cache key and checkpoint holding X goes."""
+    data, saver_file = tmp_path / "data", tmp_path / "app-checkpoints.sqlite"
+    digests = crash(str(data), saver_file, point, "words", naming=True)
+    assert digests
+    store = worker.open_store(str(data))
+    saver = store.attach_checkpointer(worker.open_saver(saver_file))
+    if point == "in the transaction":
+        check_untouched(store, saver)
+        store.memory("ana", "ana-graph", context_window=worker.WINDOW).forget_about(worker.SECRET)
+    assert not any(worker.SECRET in r.text for r in store.archive.records("ana"))
+    assert store.archive.count("bob") > 0 and len(store.threads("bob")) == 2
+    assert _threads(saver) == {"bob-agent"}
+    assert not {"ana-graph", "ana-agent"} & _threads(store.checkpointer())
+    saver.conn.close()
+    store.close()
+    on_disk = _files(data, saver_file)
+    assert SECRET not in on_disk
+    assert not [d for d in digests if d.encode() in on_disk]

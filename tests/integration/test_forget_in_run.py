@@ -171,3 +171,52 @@ def _runner(store: MemoryStore, saver: Any, path: str) -> Callable[[str, dict[st
         middleware=[TieredMemoryMiddleware(store, checkpointer=saver, context_window=2048)],
     )
     return lambda text, config: agent.invoke({"messages": [HumanMessage(text)]}, config)
+
+
+def words_chat(run: Callable[[str, dict[str, Any]], Any]) -> None:
+    """Ana moves twice (the second city is the marker); bob names the marker too."""
+    for text in ("I moved to Lisbon last month.", f"Actually we moved again, to {MARKER}."):
+        run(text, cfg("ana", "t1"))
+    run(f"Bob here, {MARKER} is nice.", cfg("bob", "b1"))
+
+
+def check_words_forgotten(store: MemoryStore, saver: Any, raw: Callable[[], bytes]) -> None:
+    """After "forget what I said about MARKER": only bob's checkpoints name it."""
+    ana = list(saver.list(cfg("ana", "t1")))
+    assert ana and not any(MARKER in repr(c.checkpoint) for c in ana)
+    assert any(MARKER in repr(c.checkpoint) for c in saver.list(cfg("bob", "b1")))
+    assert occurrences(raw(), MARKER) <= occurrences(raw(), "Bob here")  # bob's, no more
+    memory = store.memory("ana", "t1", context_window=2048)
+    assert MARKER not in repr(memory.build_context().messages)
+    assert any("Lisbon" in str(m.content) for m in memory.messages)  # the rest stays
+
+
+@pytest.mark.slow  # under load, LangGraph's background saves can make it wait 10 s
+@pytest.mark.parametrize("path", ["graph", "middleware"])
+def test_a_forget_by_words_in_a_run_leaves_no_checkpoint_with_them(
+    tmp_path: Path, path: str
+) -> None:
+    store = MemoryStore(tmp_path / "data", embeddings=DeterministicFakeEmbedding(size=16))
+    saver_file = tmp_path / "agent-checkpoints.sqlite"
+    saver = sqlite_saver(saver_file)
+    run = _runner(store, saver, path)
+    words_chat(run)
+    assert any(MARKER in repr(c.checkpoint) for c in saver.list(cfg("ana", "t1")))
+    run(f"Forget what I said about {MARKER}.", cfg("ana", "t1"))
+    check_words_forgotten(store, saver, lambda: file_bytes(saver_file))
+    again = run("Where do I live now?", cfg("ana", "t1"))  # the state left loads
+    assert again["messages"][-1].type == "ai"
+    saver.conn.close()
+    store.close()
+
+
+def test_postgres_checkpoints_forget_words_said_in_a_run(
+    postgres_url: str, dump_postgres: Any
+) -> None:
+    store = MemoryStore(postgres_url, embeddings=DeterministicFakeEmbedding(size=16))
+    saver = store.checkpointer()
+    run = _runner(store, saver, "graph")
+    words_chat(run)
+    run(f"Forget what I said about {MARKER}.", cfg("ana", "t1"))
+    check_words_forgotten(store, saver, lambda: dump_postgres(postgres_url))
+    store.close()

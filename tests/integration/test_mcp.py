@@ -256,12 +256,15 @@ def test_bad_options_are_one_line_errors(tmp_path: Path) -> None:
     runner = CliRunner()
     short = tmp_path / "short.json"
     short.write_text(json.dumps({"abc": "ana"}))
+    numbered = tmp_path / "numbered.json"
+    numbered.write_text(json.dumps({"x" * 24: 7}))
     cases = [
         (["mcp"], "exactly one"),
         (["mcp", "--user", "ana", "--tokens", str(short)], "exactly one"),
         (["mcp", "--tokens", str(short)], "stdio has no request headers"),
         (["mcp", "--transport", "http", "--tokens", str(short)], "at least 16"),
         (["mcp", "--user", "   "], "non-empty"),
+        (["mcp", "--transport", "http", "--tokens", str(numbered)], "user id must be a string"),
         (["mcp", "--user", "ana", "--transport", "ws"], "'stdio' or 'http'"),
         (
             ["mcp", "--user", "ana", "--transport", "http", "--host", "0.0.0.0",
@@ -273,3 +276,27 @@ def test_bad_options_are_one_line_errors(tmp_path: Path) -> None:
         result = runner.invoke(app, args)
         assert result.exit_code == 2, (args, result.output)
         assert message in " ".join(result.output.split()), (args, result.output)
+
+
+async def test_the_server_reports_its_version_and_a_disconnect_logs_nothing(
+    http_server: dict[str, Any],
+) -> None:
+    import langchain_tiered_memory
+
+    url = http_server["url"]
+    for _ in range(3):  # clients that come, work and leave, as clients do
+        http = httpx.AsyncClient(headers={"Authorization": ANA}, timeout=60)
+        async with (
+            http,
+            streamable_http_client(url, http_client=http) as (read, write, _),
+            ClientSession(read, write) as session,
+        ):
+            hello = await session.initialize()
+            await session.call_tool("remember", {"text": "Ana's gate code is 4711."})
+            assert "4711" in text(await session.call_tool("recall", {"query": "gate code"}))
+        assert hello.serverInfo.name == "tiered-memory"
+        assert hello.serverInfo.version == langchain_tiered_memory.__version__
+    time.sleep(1.0)  # what the server logs after the disconnects
+    log = http_server["log"].read_text()
+    assert "Traceback" not in log and "Error" not in log, log
+    assert http_server["proc"].poll() is None  # still serving

@@ -167,3 +167,72 @@ def test_a_bench_without_data_says_where_the_format_is_described(args, option) -
     assert result.exit_code == USER_ERROR_EXIT
     assert result.output.startswith(f"error: {option} is required: ")
     assert "benchmarks/README.md" in result.output and "'Data'" in result.output
+
+
+# -- every error one line; --version; what inspect says of the buffer (issue 33 item 17) ------
+
+
+@pytest.mark.parametrize(
+    ("args", "says"),
+    [
+        (["inspect", "--data-dir", "/nonexistent/x"], "no data directory at /nonexistent/x"),
+        (["inspect", "--store", "/path"], "expected a postgresql:// URL"),
+        (["chat", "--no-such-option"], "No such option: --no-such-option"),
+        (["chat", "--context-window", "many"], "Invalid value for '--context-window'"),
+        (["--no-such-option"], "No such option: --no-such-option"),
+        (["no-such-command"], "No such command 'no-such-command'"),
+    ],
+)
+def test_usage_errors_are_one_line_too(args, says) -> None:
+    result = invoke(*args)
+    assert result.exit_code == USER_ERROR_EXIT, result.output
+    assert result.output.startswith("error: ") and result.output.count("\n") == 1, result.output
+    assert says in result.output and "--help" in result.output
+
+
+def test_a_data_dir_that_is_a_file_is_named_as_such(tmp_path) -> None:
+    afile = tmp_path / "afile"
+    afile.write_text("not a directory")
+    result = invoke("chat", "--data-dir", str(afile), "--model", "none")
+    assert result.exit_code == USER_ERROR_EXIT, result.output
+    assert result.output.count("\n") == 1 and "Errno" not in result.output
+    assert f"{afile} is a file, not a directory" in result.output
+    assert afile.read_text() == "not a directory"  # nothing changed
+    with pytest.raises(ValueError, match="is a file, not a directory"):
+        MemoryStore(afile)
+
+
+def test_version_is_the_packages() -> None:
+    from importlib.metadata import version
+
+    import langchain_tiered_memory
+
+    result = invoke("--version")
+    assert result.exit_code == 0, result.output
+    assert result.output == f"tiered-memory {langchain_tiered_memory.__version__}\n"
+    assert langchain_tiered_memory.__version__ == version("langchain-tiered-memory")
+
+
+@pytest.mark.parametrize(
+    ("turns", "says"),
+    [
+        ([1, 3, 4, 5, 6, 8, 9, 10], "turns 1, 3-6, 8-10 in buffer"),
+        ([0], "turn 0 in buffer"),
+        ([4, 5], "turns 4-5 in buffer"),
+        ([], "no turn in buffer"),
+    ],
+)
+def test_inspect_prints_the_buffered_turns_as_they_are(turns, says) -> None:
+    from langchain_tiered_memory.cli.inspect import render_inspection
+
+    thread = {
+        "buffered_turns": turns, "buffer_tokens": 10 * len(turns), "summary": None,
+        "summarized_through": None, "next_turn": 11, "pending_summary_turns": [],
+    }  # fmt: skip
+    data = {
+        "user_id": "ana", "threads": {"t1": thread}, "records": [], "audit": [],
+        "core_memory": {"active": [], "history": []},
+    }  # fmt: skip
+    console = Console(record=True, width=200)
+    render_inspection(data, console)
+    assert says in console.export_text()

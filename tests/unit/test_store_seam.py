@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import inspect
+
+import pytest
 from langchain_core.embeddings import Embeddings
 from langchain_core.messages import AIMessage, HumanMessage
 
@@ -114,3 +117,71 @@ def test_one_prompt_reads_the_thread_once_and_writes_the_audit_log_once() -> Non
     kinds = [e.kind for e in store.backend.audit.events("ana")][-2:]
     assert kinds == ["recall", "page_in"]  # both events, in one transaction
     store.backend.close()
+
+
+# -- MemoryStore.memory: ids and options as TieredMemory takes them (issue 33 item 20) ----
+
+
+def test_a_non_string_id_is_a_type_error_and_a_bad_string_a_value_error() -> None:
+    store = MemoryStore()
+    for bad in (0, False, None, 7.5, b"ana"):
+        with pytest.raises(TypeError, match="must be a non-empty string"):
+            store.memory(bad, "t")  # type: ignore[arg-type]
+        with pytest.raises(TypeError, match="must be a non-empty string"):
+            store.memory("ana", bad)  # type: ignore[arg-type]
+        with pytest.raises(TypeError):
+            TieredMemory(context_window=1024, user_id=bad)  # type: ignore[arg-type]
+    for bad_text in ("", "   ", "ana\x00"):
+        with pytest.raises(ValueError):
+            store.memory(bad_text, "t")
+    assert store.users() == []  # nothing written
+
+
+def test_memory_spells_out_tiered_memorys_options() -> None:
+    # every TieredMemory option is a named, typed keyword of MemoryStore.memory (editors and
+    # type checkers see them), with the same default; nothing hides behind **kwargs
+    view = inspect.signature(MemoryStore.memory)
+    full = inspect.signature(TieredMemory.__init__)
+    assert not [p for p in view.parameters.values() if p.kind is p.VAR_KEYWORD]
+    options = {n: p for n, p in full.parameters.items() if n not in ("self", "store")}
+    assert set(view.parameters) - {"self"} == set(options)
+    for name, param in options.items():
+        if name in ("user_id", "thread_id"):
+            continue
+        mine = view.parameters[name]
+        assert mine.kind is mine.KEYWORD_ONLY, name
+        assert (mine.default, mine.annotation) == (param.default, param.annotation), name
+    documented = MemoryStore.memory.__doc__ or ""
+    assert all(f"{name}:" in documented for name in options), "each option is documented"
+
+
+def test_memory_passes_every_option_through(tmp_path) -> None:
+    events = []
+    with MemoryStore(tmp_path / "m", embeddings="none") as store:
+        memory = store.memory(
+            "ana", "t", context_window=2048, system_prompt="Be brief.", recall_k=2,
+            gate="never", tools_tokens=7, on_event=events.append, extract_every=3,
+        )  # fmt: skip
+        assert memory.budget.context_window == 2048 and memory.tools_tokens == 7
+        assert (memory.user_id, memory.thread_id, memory.system_prompt) == ("ana", "t", "Be brief.")
+
+
+@pytest.mark.slow
+def test_mypy_sees_the_options_of_memory(tmp_path) -> None:
+    from mypy import api
+
+    snippet = tmp_path / "snippet.py"
+    snippet.write_text(
+        "from langchain_tiered_memory import MemoryStore\n"
+        "store = MemoryStore()\n"
+        'store.memory("ana", "t", context_windw=4096)\n'
+        'store.memory("ana", "t", recall_k="3")\n'
+        'store.memory("ana", "t", context_window=4096, recall_k=3)\n'
+    )
+    out, _, status = api.run(
+        [str(snippet), "--follow-imports=silent", "--cache-dir", str(tmp_path / "cache")]
+    )
+    assert status == 1, out
+    assert 'Unexpected keyword argument "context_windw"' in out
+    assert 'Argument "recall_k" to "memory" of "MemoryStore" has incompatible type "str"' in out
+    assert "snippet.py:5" not in out  # the right call is clean

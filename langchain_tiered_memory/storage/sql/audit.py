@@ -5,9 +5,11 @@ write and its audit event commit in one transaction, and forgetting a user
 removes their events with their records. A user reads their events back with
 :meth:`AuditLog.events` (``MemoryStore.export_user`` includes them).
 
-Payloads are JSON. They carry ids, counts, token numbers and scores; the
-package never writes memory text into an event, so a deleted record leaves
-no copy behind in the log.
+Payloads are JSON. They carry ids, counts, token numbers and scores, and a
+recall's query (what the user asked); the package writes no record text
+into an event, so a deleted record leaves no copy behind in the log, and a
+forget by words replaces the strings that hold its words
+(:meth:`AuditLog.scrub`).
 
 The SQL is shared by every backend (see :mod:`langchain_tiered_memory.storage.sql`).
 
@@ -32,7 +34,7 @@ from __future__ import annotations
 
 import json
 import logging
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from datetime import datetime, timezone
 from typing import Any, cast
 
@@ -40,9 +42,12 @@ from langchain_tiered_memory.storage.base import AUDIT_KINDS, AuditEvent, AuditK
 from langchain_tiered_memory.storage.codec import from_micros, to_micros
 from langchain_tiered_memory.storage.sql import Database, Tx
 
-__all__ = ["AUDIT_KINDS", "AuditEvent", "AuditKind", "AuditLog"]
+__all__ = ["AUDIT_KINDS", "FORGOTTEN", "AuditEvent", "AuditKind", "AuditLog"]
 
 logger = logging.getLogger(__name__)
+
+#: What stands in an event's payload for a string a forget took out.
+FORGOTTEN = "[forgotten]"
 
 
 def _json_default(value: Any) -> Any:
@@ -59,6 +64,20 @@ def _json_default(value: Any) -> Any:
 
 def _dumps(value: Any) -> str:
     return json.dumps(value, default=_json_default, ensure_ascii=False, separators=(",", ":"))
+
+
+def _scrubbed(value: Any, match: Callable[[str], bool], found: list[str]) -> Any:
+    """``value`` with every string ``match`` accepts replaced (keys too), noted in ``found``."""
+    if isinstance(value, str):
+        if match(value):
+            found.append(value)
+            return FORGOTTEN
+        return value
+    if isinstance(value, list):
+        return [_scrubbed(v, match, found) for v in value]
+    if isinstance(value, dict):
+        return {_scrubbed(k, match, found): _scrubbed(v, match, found) for k, v in value.items()}
+    return value
 
 
 def _check_kind(kind: str) -> None:
@@ -201,6 +220,38 @@ class AuditLog:
                 "SELECT COUNT(*) FROM audit_events WHERE user_id=?", (user_id,)
             ).fetchone()
         return int(row[0])
+
+    def scrub(self, tx: Tx, user_id: str, match: Callable[[str], bool]) -> list[str]:
+        """Replace every string of the user's event payloads that ``match`` accepts (a
+        recall's ``query``, say) with ``"[forgotten]"`` (inside ``tx``); returns them.
+
+        Example:
+            >>> from langchain_tiered_memory.storage.sqlite.db import SQLiteDatabase
+            >>> from langchain_tiered_memory.storage.sqlite.schema import create_schema
+            >>> db = SQLiteDatabase(None)
+            >>> _ = create_schema(db)
+            >>> log = AuditLog(db)
+            >>> _ = log.record("recall", user_id="ana", query="we moved to Porto", hits=1)
+            >>> with db.write() as tx:
+            ...     log.scrub(tx, "ana", lambda text: "Porto" in text)
+            ['we moved to Porto']
+            >>> log.events("ana")[0].payload
+            {'query': '[forgotten]', 'hits': 1}
+            >>> db.close()
+        """
+        _check_user(user_id)
+        rows = tx.execute(
+            "SELECT id, payload FROM audit_events WHERE user_id=?", (user_id,)
+        ).fetchall()
+        found: list[str] = []
+        for event_id, payload in rows:
+            data = json.loads(payload)
+            cleaned = _scrubbed(data, match, found)
+            if cleaned != data:
+                tx.execute(
+                    "UPDATE audit_events SET payload=? WHERE id=?", (_dumps(cleaned), event_id)
+                )
+        return found
 
     def delete_user(self, tx: Tx, user_id: str) -> int:
         """Delete a user's events inside the caller's write transaction; returns how many."""

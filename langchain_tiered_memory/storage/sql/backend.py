@@ -54,7 +54,7 @@ from typing import Any, Protocol, TypeVar
 
 from langchain_core.messages import BaseMessage
 
-from langchain_tiered_memory.ids import fact_record_id, turn_record_id
+from langchain_tiered_memory.ids import check_id, fact_record_id, turn_record_id
 from langchain_tiered_memory.records import (
     MemoryRecord,
     fact_record,
@@ -62,8 +62,10 @@ from langchain_tiered_memory.records import (
     turn_record,
 )
 from langchain_tiered_memory.storage.base import (
+    FORGET_NOTICE_ID,
     AppendResult,
     Flushes,
+    ForgetCounts,
     LogCursor,
     RecordStore,
     ThreadHead,
@@ -84,7 +86,7 @@ from langchain_tiered_memory.storage.sql.facts import FactLog
 from langchain_tiered_memory.storage.sql.forgets import ForgetIntent, ForgetLog
 from langchain_tiered_memory.storage.sql.threads import ThreadLog
 from langchain_tiered_memory.tiers.core import CoreFact, Expect, FactUpdate
-from langchain_tiered_memory.tiers.turns import Turn
+from langchain_tiered_memory.tiers.turns import Turn, message_text
 
 __all__ = ["CheckpointPurge", "RecordWriter", "SQLBackend"]
 
@@ -483,6 +485,116 @@ class SQLBackend:
         self._carry_out(intent, rows, None)
         return facts, len(rows)
 
+    def forget_matching(
+        self,
+        user_id: str,
+        thread_id: str,
+        *,
+        match: Callable[[str], bool] | None = None,
+        subjects: Sequence[str] = (),
+        requests: Sequence[int] = (),
+        notice: Callable[[ForgetCounts], str] | None = None,
+        purge: CheckpointPurge | None = None,
+    ) -> ForgetCounts:
+        """Forget by words, in every tier in one commit (see the module docstring); the
+        ``requests`` turns of ``thread_id`` are replaced by the ``notice`` for the counts.
+
+        Returns what was deleted. Afterwards, as for every forget, the vector
+        index, the embedding cache (the deleted texts and the audit strings
+        taken out), the write-ahead log and the checkpoints of the threads
+        whose turns went are purged.
+        """
+        check_user(user_id)
+        check_id(thread_id, "thread_id")
+        wanted = {s.strip().lower() for s in subjects}
+
+        def hits(text: str) -> bool:
+            return match is not None and match(text)
+
+        def plan(tx: Tx) -> tuple[ForgetIntent, list[Row], ForgetCounts]:
+            self.db.lock_key(tx, user_key(user_id), shared=True)
+            self.db.lock_key(tx, facts_key(user_id))
+            threads = sorted({*self.threads_log.user_threads(tx, user_id), thread_id})
+            for thread in threads:  # after the facts lock, in one order: no deadlock
+                self.db.lock_key(tx, thread_key(user_id, thread))
+            facts = [
+                f
+                for f in FactLog.select(tx, user_id)
+                if f.subject in wanted or hits(f"{f.subject} {f.content}")
+            ]
+            if facts:
+                self.facts_log.delete(tx, user_id, [f.id for f in facts])
+            fact_ids = {fact_record_id(user_id, f.id) for f in facts}
+            gone: dict[str, set[int]] = {}
+            for f in facts:
+                if f.source_turn is not None and f.source_thread is not None:
+                    gone.setdefault(f.source_thread, set()).add(f.source_turn)
+            said = 0
+            texts: list[str] = []
+            for (thread, turn), messages in ThreadLog.user_turns(tx, user_id).items():
+                if thread == thread_id and turn in requests:
+                    continue
+                text = "\n".join(message_text(m) for m in messages)
+                if hits(text):
+                    gone.setdefault(thread, set()).add(turn)
+                    texts += [message_text(m) for m in messages]
+                    said += 1
+            rows: list[Row] = [
+                row
+                for row, record in self.records.find_rows(tx, user_id)
+                if row[1] in fact_ids
+                or hits(record.text)
+                or (record.kind == "fact" and record.metadata.get("subject") in wanted)
+            ]
+            if requests:
+                gone.setdefault(thread_id, set()).update(requests)
+            rows += self._forget_turns_in(tx, user_id, gone)
+            for thread in threads:
+                head = self.threads_log.head(tx, user_id, thread)
+                if head.exists and head.summary and hits(head.summary):
+                    ThreadLog.drop_summary(tx, user_id, thread)
+            rows = list({str(r[1]): r for r in rows}.values())  # each record once
+            rows = self._with_citing(tx, user_id, rows)
+            texts += self.audit.scrub(tx, user_id, hits)
+            counts = ForgetCounts(tuple(facts), len(rows), said, tuple(sorted(gone)))
+            if requests and notice is not None:
+                self.threads_log.insert_placeholders(
+                    tx, user_id, thread_id, requests, notice(counts), id_prefix=FORGET_NOTICE_ID
+                )
+            if facts or rows or said or requests:  # the forget moves every view of the user
+                tx.execute("UPDATE users SET generation=generation+1 WHERE user_id=?", (user_id,))
+            keys = self.records.cache_keys([*(str(r[2]) for r in rows), *texts])
+            intent = ForgetLog.open(
+                tx, user_id, threads=counts.threads, whole_user=False, cache_keys=keys
+            )
+            self.records.forget_rows(tx, user_id, rows, whole_user=False)
+            if counts.facts or counts.records or counts.turns:
+                self.audit.insert(
+                    tx,
+                    "delete",
+                    user_id=user_id,
+                    thread_id=thread_id,
+                    payload={
+                        "forgotten": True,
+                        "facts": len(counts.facts),
+                        "records": counts.records,
+                        "turns": counts.turns,
+                    },
+                )
+            return intent, rows, counts
+
+        with self.db.write() as tx:
+            intent, rows, counts = plan(tx)
+        self._carry_out(intent, rows, purge)
+        logger.info(
+            "forgot by words for user %s: %d fact versions, %d records, %d turns",
+            user_id,
+            len(counts.facts),
+            counts.records,
+            counts.turns,
+        )
+        return counts
+
     def _with_citing(self, tx: Tx, user_id: str, rows: list[Row]) -> list[Row]:
         """``rows`` plus the user's records whose sources cite one of them (observations)."""
         if not rows:
@@ -670,11 +782,19 @@ class SQLBackend:
     # -- users -----------------------------------------------------------------------
 
     def users(self) -> list[str]:
-        """Users with a thread, a fact or an archive record."""
+        """Users with a thread, a fact or an archive record (a thread that holds only the
+        notices of carried-out forget requests does not count)."""
         with self.db.read() as tx:
+            # a thread that holds only forget notices (and their replies) is no user data
             rows = tx.execute(
-                "SELECT user_id FROM threads UNION SELECT user_id FROM facts UNION "
-                "SELECT DISTINCT user_id FROM records ORDER BY 1"
+                "SELECT user_id FROM threads t WHERE NOT EXISTS (SELECT 1 FROM messages n "
+                "WHERE n.user_id=t.user_id AND n.thread_id=t.thread_id AND n.message_id LIKE ?) "
+                "UNION SELECT m.user_id FROM messages m WHERE NOT EXISTS (SELECT 1 FROM "
+                "messages n WHERE n.user_id=m.user_id AND n.thread_id=m.thread_id AND "
+                "n.turn=m.turn AND n.message_id LIKE ?) "
+                "UNION SELECT user_id FROM facts UNION SELECT DISTINCT user_id FROM records "
+                "ORDER BY 1",
+                (f"{FORGET_NOTICE_ID}%", f"{FORGET_NOTICE_ID}%"),
             ).fetchall()
         return [str(r[0]) for r in rows]
 

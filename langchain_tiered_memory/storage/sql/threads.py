@@ -419,19 +419,30 @@ class ThreadLog:
         return deleted
 
     def insert_placeholders(
-        self, tx: Tx, user_id: str, thread_id: str, turns: Iterable[int], text: str
+        self,
+        tx: Tx,
+        user_id: str,
+        thread_id: str,
+        turns: Iterable[int],
+        text: str,
+        *,
+        id_prefix: str | None = None,
     ) -> None:
-        """Put one user message with ``text`` in each of these (emptied) turns (inside ``tx``)."""
+        """Put one user message with ``text`` in each of these (emptied) turns (inside ``tx``);
+        with ``id_prefix``, each gets a new message id that starts with it."""
+        import uuid
+
         from langchain_core.messages import HumanMessage
 
         now = _now()
-        body = message_to_json(HumanMessage(text))
         last = 0
         for turn in sorted(set(turns)):
+            message_id = None if id_prefix is None else f"{id_prefix}{uuid.uuid4().hex}"
+            body = message_to_json(HumanMessage(text, id=message_id))
             last = tx.insert(
                 "INSERT INTO messages (user_id, thread_id, turn, message_id, at, body) "
-                "VALUES (?, ?, ?, NULL, ?, ?)",
-                (user_id, thread_id, turn, now, body),
+                "VALUES (?, ?, ?, ?, ?, ?)",
+                (user_id, thread_id, turn, message_id, now, body),
                 key="seq",
             )
         if last:
@@ -439,6 +450,17 @@ class ThreadLog:
                 "UPDATE threads SET last_seq=?, version=version+1 WHERE user_id=? AND thread_id=?",
                 (last, user_id, thread_id),
             )
+
+    @staticmethod
+    def user_turns(tx: Tx, user_id: str) -> dict[tuple[str, int], list[BaseMessage]]:
+        """Every stored turn of a user, by ``(thread, turn)`` (inside ``tx``)."""
+        rows = tx.execute(
+            "SELECT thread_id, turn, body FROM messages WHERE user_id=? ORDER BY seq", (user_id,)
+        ).fetchall()
+        turns: dict[tuple[str, int], list[BaseMessage]] = {}
+        for thread, turn, body in rows:
+            turns.setdefault((str(thread), int(turn)), []).append(message_from_json(body))
+        return turns
 
     def delete_thread(self, tx: Tx, user_id: str, thread_id: str) -> int:
         """Delete a thread's log and head (inside ``tx``); returns the messages deleted."""

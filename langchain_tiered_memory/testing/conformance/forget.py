@@ -130,12 +130,77 @@ def test_forgetting_a_fact_removes_what_stated_and_carried_it(store: MemoryStore
 def test_a_forget_request_in_the_conversation_is_carried_out(store: MemoryStore) -> None:
     memory = store.memory("ana", "t1", context_window=WINDOW)
     memory.add_messages([HumanMessage(f"My dog is called {SECRET}."), AIMessage("Cute!")])
+    memory.add_messages([HumanMessage("I'm allergic to peanuts."), AIMessage("Noted.")])
+    memory.add_messages([HumanMessage("I live in Paris."), AIMessage("Nice.")])
+    records = store.archive.count("ana")
+    assert records >= 2  # the two facts' records
     memory.add_messages([HumanMessage("Please forget everything you know about me.")])
-    assert [m.content for m in memory.messages] == [FORGOTTEN_REQUEST]
+    [notice] = [str(m.content) for m in memory.messages]
+    assert notice.startswith(FORGOTTEN_REQUEST) and "everything" in notice
     assert memory.core.active() == []
     assert SECRET not in repr(store.export_user("ana"))
+    deletes = [e.payload for e in store.audit.events("ana", kinds=["delete"])]
+    assert deletes == [{"forgotten": True, "records": records}]  # every record counted
+    assert "ana" not in store.users()  # the notice is no user data
     memory.add_messages([AIMessage("Done - I have forgotten it.")])
     assert [m.type for m in memory.messages] == ["human", "ai"]
+    assert "ana" not in store.users()
+    memory.add_messages([HumanMessage("Hello again."), AIMessage("Hello!")])
+    assert store.users() == ["ana"]  # what she says afterwards is kept
+
+
+def test_a_forget_request_says_what_it_found(store: MemoryStore) -> None:
+    """The model is told what was deleted, or that nothing matched - never a deletion
+    that did not happen."""
+    memory = store.memory("ana", "t1", context_window=WINDOW)
+    memory.add_messages([HumanMessage("I live in Lisbon."), AIMessage("Lovely city.")])
+    memory.add_messages([HumanMessage("Forget what I said about Madrid.")])
+    nothing = str(memory.messages[-1].content)
+    assert nothing.startswith(FORGOTTEN_REQUEST)
+    assert "Nothing in memory matched" in nothing and "Madrid" not in nothing
+    assert memory.core.get("home_city") is not None  # nothing was deleted
+    assert memory.last_forget is not None and not memory.last_forget.found
+    memory.add_messages([AIMessage("There was nothing about that to forget.")])
+    memory.add_messages([HumanMessage("Forget what I said about Lisbon.")])
+    done = str(memory.messages[-1].content)
+    assert done.startswith(FORGOTTEN_REQUEST) and "Lisbon" not in done
+    assert "1 fact" in done and "1 conversation turn" in done
+    assert memory.core.get("home_city") is None
+    assert not any("Lisbon" in str(m.content) for m in memory.messages)
+
+
+def test_a_forget_by_words_reaches_every_tier(backend: Backend) -> None:
+    """ "Forget what I said about X": the buffer, the log, the archive, the summaries,
+    core memory and the audit log of every thread of the user - and no byte of any file."""
+    store = backend.open()
+    memory = store.memory("ana", "t1", context_window=WINDOW)
+    memory.add_messages([HumanMessage("I moved to Lisbon last month."), AIMessage("Nice!")])
+    memory.add_messages(
+        [HumanMessage(f"Actually we moved again, to {SECRET}."), AIMessage(f"{SECRET}, lovely!")]
+    )
+    other = store.memory("ana", "t2", context_window=WINDOW)
+    other.add_messages([HumanMessage(f"Flights to {SECRET} are cheap."), AIMessage("Good.")])
+    chat(other, 30)  # that turn pages out: archive records and summaries carry it
+    memory.recall(f"where is {SECRET}")  # a recall audit event with the words in its query
+    bob = store.memory("bob", "t1", context_window=WINDOW)
+    bob.add_messages([HumanMessage(f"I love {SECRET}."), AIMessage("Me too.")])
+    assert SECRET in repr(store.export_user("ana"))
+    memory.add_messages([HumanMessage(f"Forget what I said about {SECRET}.")])
+    notice = str(memory.messages[-1].content)
+    assert notice.startswith(FORGOTTEN_REQUEST) and SECRET not in notice
+    assert "2 conversation turns" in notice  # one in each thread
+    assert SECRET not in repr(memory.build_context().messages)
+    assert SECRET not in repr(store.memory("ana", "t2", context_window=WINDOW).build_context())
+    assert SECRET not in repr(store.export_user("ana"))  # log, records, facts, audit events
+    assert store.archive.keyword_search(SECRET, user_id="ana") == []
+    assert memory.core.get("home_city") is not None  # Lisbon stays
+    assert any("Lisbon" in str(m.content) for m in memory.messages)
+    kinds = [(e.kind, e.payload.get("forgotten")) for e in store.audit.events("ana")]
+    assert ("delete", True) in kinds  # the event that says something was forgotten
+    assert SECRET in repr(store.export_user("bob"))  # other users keep theirs
+    store.forget_user("bob")
+    if backend.files():  # nothing of it left in any byte of any file
+        assert SECRET.encode() not in file_bytes(backend)
 
 
 def test_forget_thread_removes_one_conversation(store: MemoryStore) -> None:
