@@ -14,7 +14,7 @@ item, an ``archival_memory_insert``) is checked with :func:`check_text`: no
 lone UTF-16 surrogate (UTF-8 cannot encode it) and no NUL (Postgres text
 cannot hold it), or a :class:`ValueError` naming the field and the position,
 before anything is written. (Conversation text is repaired instead: see
-:func:`~langchain_tiered_memory.tiers.turns.clean_text`.)
+:func:`~langchain_tiered_memory.values.turns.clean_text`.)
 
 Record ids derived from user and thread ids escape ``%`` and ``:`` in each
 part, so no two (user, thread) pairs ever share an id: user ``a:b`` with

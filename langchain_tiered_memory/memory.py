@@ -82,14 +82,14 @@ from langchain_tiered_memory.tiers.buffer import (
 from langchain_tiered_memory.tiers.compression import compress_and_commit
 from langchain_tiered_memory.tiers.core import CoreFact, CoreMemory, FactUpdate
 from langchain_tiered_memory.tiers.summarize import Summarizer, summarizer_from
-from langchain_tiered_memory.tiers.turns import (
+from langchain_tiered_memory.tiers.window import ThreadWindow
+from langchain_tiered_memory.values.turns import (
     ABANDONED_TOOL_RESULT,
     Turn,
     clean_message,
     clean_text,
     message_text,
 )
-from langchain_tiered_memory.tiers.window import ThreadWindow
 from langchain_tiered_memory.write.attributes import AttributeSchema
 from langchain_tiered_memory.write.consolidation import Reflector
 from langchain_tiered_memory.write.forget import (
@@ -100,6 +100,7 @@ from langchain_tiered_memory.write.forget import (
     forget_words,
     text_matches,
 )
+from langchain_tiered_memory.write.learned.earlier import earlier_view
 from langchain_tiered_memory.write.policy import possible_record, undo_supersession
 from langchain_tiered_memory.write.writer import (
     Extractor,
@@ -553,6 +554,27 @@ class TieredMemory:
         with self._lock:
             return undo_supersession(self.core, fact_id)
 
+    def facts_at(self, when: datetime, until: datetime | None = None) -> list[CoreFact]:
+        """The user's facts that held at ``when`` (with ``until``: at any time in
+        ``[when, until)``), superseded and ended versions included, oldest first
+        (:meth:`CoreMemory.at <langchain_tiered_memory.tiers.core.CoreMemory.at>`).
+
+        Example:
+            >>> from datetime import datetime
+            >>> m = TieredMemory(context_window=4096)
+            >>> _ = m.write_fact(CoreFact.new("home_city", "lives in Paris",
+            ...                               created_at=datetime(2021, 1, 1)))
+            >>> _ = m.write_fact(CoreFact.new("home_city", "moved to Berlin",
+            ...                               valid_from=datetime(2024, 3, 1)))
+            >>> [f.content for f in m.facts_at(datetime(2023, 6, 1))]
+            ['lives in Paris']
+        """
+        return self.core.at(when, until)
+
+    async def afacts_at(self, when: datetime, until: datetime | None = None) -> list[CoreFact]:
+        """Async twin of :meth:`facts_at` (runs in a worker thread)."""
+        return await asyncio.to_thread(self.facts_at, when, until)
+
     def forget_fact(self, subject: str) -> list[CoreFact]:
         """Delete every version of a core fact, its records and the turns that stated it."""
         removed = self.core.forget(subject=subject)
@@ -588,6 +610,10 @@ class TieredMemory:
             raise ValueError(f"nothing to match in {words!r}: name what to forget")
         with self._lock:
             return self._carry_out([ForgetRequest(words)], [])
+
+    async def aforget_about(self, words: str) -> ForgetReport:
+        """Async twin of :meth:`forget_about` (runs in a worker thread)."""
+        return await asyncio.to_thread(self.forget_about, words)
 
     def _handle_forget_requests(self, turns: Sequence[Turn]) -> None:
         """Carry out "forget ..." requests in turns this view just added.
@@ -810,7 +836,9 @@ class TieredMemory:
                     if event is not None:
                         events.append(("recall", event))
             self.core.shrink_to(self.budget.caps["core"], self.counter)
-            core, core_recent = split_core(self.core.active(), state.turns)
+            # facts an unsure link moved out are shown beside the newer ones, as earlier
+            shown = self.core.active() + earlier_view(self.core.history())
+            core, core_recent = split_core(shown, state.turns)
             context = assemble_context(
                 budget=self.budget,
                 counter=self.counter,

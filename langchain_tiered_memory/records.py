@@ -22,10 +22,10 @@ from langchain_core.messages import HumanMessage
 
 from langchain_tiered_memory.expiry import is_expired
 from langchain_tiered_memory.ids import fact_record_id, summary_record_id, turn_record_id
-from langchain_tiered_memory.tiers.turns import Turn
+from langchain_tiered_memory.values.turns import Turn
 
 if TYPE_CHECKING:
-    from langchain_tiered_memory.tiers.core import CoreFact
+    from langchain_tiered_memory.values.facts import CoreFact
 
 __all__ = [
     "RECORD_KINDS",
@@ -275,7 +275,7 @@ def fact_record(user_id: str, fact: CoreFact) -> MemoryRecord:
     can find the turns that said it.
 
     Example:
-        >>> from langchain_tiered_memory.tiers.core import CoreFact
+        >>> from langchain_tiered_memory.values.facts import CoreFact
         >>> f = CoreFact.new("allergy", "allergic to peanuts", source_turn=3,
         ...                  source_thread="t1")
         >>> r = fact_record("ana", f)

@@ -15,7 +15,7 @@ from pydantic import Field
 from typer.testing import CliRunner
 
 from langchain_tiered_memory.cli.app import app
-from langchain_tiered_memory.tiers.turns import message_text
+from langchain_tiered_memory.values.turns import message_text
 from tiered_memory_bench.datasets import load_locomo
 from tiered_memory_bench.qa import parse_judge_label, run_qa_bench
 

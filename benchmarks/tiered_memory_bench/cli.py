@@ -129,6 +129,10 @@ def _extractor_factory(extractor: str) -> Any:
     """``None`` for 'rules', else a factory; the model is resolved (checked) now."""
     if extractor.strip().lower() == "rules":
         return None
+    if extractor.strip().lower() == "learned":
+        from langchain_tiered_memory.write.learned import LearnedExtractor
+
+        return LearnedExtractor
     from langchain_tiered_memory.models import require_chat_model
     from langchain_tiered_memory.write.extraction import LLMExtractor
 
@@ -147,7 +151,12 @@ OfflineEmbedder = Annotated[
 EmbedCache = Annotated[
     Path | None, typer.Option(help="SQLite cache of vectors (reruns skip embedding).")
 ]
-Extractor = Annotated[str, typer.Option(help="'rules' (no LLM) or an init_chat_model string.")]
+Extractor = Annotated[
+    str,
+    typer.Option(
+        help="'rules' (no LLM), 'learned' (offline, issue 31) or an init_chat_model string."
+    ),
+]
 Summarizer = Annotated[
     str, typer.Option(help="'extractive' (no LLM) or an init_chat_model string.")
 ]

@@ -53,7 +53,7 @@ from langchain_core.embeddings import Embeddings
 from langchain_core.messages import AIMessage, HumanMessage
 
 from langchain_tiered_memory.store import MemoryStore
-from langchain_tiered_memory.tiers.turns import message_text
+from langchain_tiered_memory.values.turns import message_text
 from langchain_tiered_memory.write.writer import Extractor
 
 __all__ = [

@@ -58,7 +58,7 @@ from langchain_core.outputs import ChatGeneration, ChatResult
 
 from langchain_tiered_memory.budget.tokens import OpenAITokenCounter, TokenCounter
 from langchain_tiered_memory.tiers.summarize import ExtractiveSummarizer
-from langchain_tiered_memory.tiers.turns import Turn, message_text
+from langchain_tiered_memory.values.turns import Turn, message_text
 
 __all__ = [
     "PEERS",

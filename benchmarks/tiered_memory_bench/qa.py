@@ -67,7 +67,7 @@ from langchain_tiered_memory.budget.tokens import TokenCounter
 from langchain_tiered_memory.memory import TieredMemory
 from langchain_tiered_memory.store import MemoryStore
 from langchain_tiered_memory.tiers.summarize import Summarizer
-from langchain_tiered_memory.tiers.turns import message_text
+from langchain_tiered_memory.values.turns import message_text
 from langchain_tiered_memory.write.writer import Extractor
 from tiered_memory_bench.datasets import (
     DialogTurn,

@@ -18,7 +18,7 @@ from typing import Any
 from langchain_core.messages import AIMessage, BaseMessage
 
 from langchain_tiered_memory.budget.tokens import TokenCounter
-from langchain_tiered_memory.tiers.turns import message_text
+from langchain_tiered_memory.values.turns import message_text
 
 __all__ = ["clip_message", "clip_text"]
 

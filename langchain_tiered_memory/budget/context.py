@@ -43,7 +43,7 @@ Example:
     >>> from langchain_core.messages import AIMessage, HumanMessage
     >>> from langchain_tiered_memory.budget.sections import TokenBudget
     >>> from langchain_tiered_memory.budget.tokens import OpenAITokenCounter
-    >>> from langchain_tiered_memory.tiers.turns import Turn
+    >>> from langchain_tiered_memory.values.turns import Turn
     >>> counter = OpenAITokenCounter("gpt-4o-mini")
     >>> turn = Turn(0, (HumanMessage("Hi, I'm Ana."), AIMessage("Hello Ana!")), tokens=18)
     >>> ctx = assemble_context(budget=TokenBudget(context_window=1024), counter=counter,
@@ -76,14 +76,14 @@ from langchain_tiered_memory.budget.markup import (
     TURN_MEMORY_OPEN,
     TURN_MEMORY_SEPARATOR,
     split_turn_memory,
+    summary_message,
 )
 from langchain_tiered_memory.budget.repeats import drop_repeats
 from langchain_tiered_memory.budget.sections import TokenBudget
-from langchain_tiered_memory.budget.tokens import TokenCounter
-from langchain_tiered_memory.tiers.buffer import summary_message, turn_tokens
-from langchain_tiered_memory.tiers.core import BLOCKS, CoreFact
-from langchain_tiered_memory.tiers.turns import Turn, message_text
+from langchain_tiered_memory.budget.tokens import TokenCounter, turn_tokens
 from langchain_tiered_memory.values import GateDecision, RecalledMemory
+from langchain_tiered_memory.values.facts import BLOCKS, CoreFact
+from langchain_tiered_memory.values.turns import Turn, message_text
 
 __all__ = [
     "ContextWindow",

@@ -37,6 +37,8 @@ from typing import Any, Protocol, runtime_checkable
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import BaseMessage, HumanMessage
 
+from langchain_tiered_memory.budget.markup import summary_message
+
 logger = logging.getLogger(__name__)
 
 __all__ = [
@@ -50,6 +52,8 @@ __all__ = [
     "ensure_offline_encodings",
     "memory_model_for",
     "resolve_token_counter",
+    "summary_cost",
+    "turn_tokens",
 ]
 
 _ENCODING_URLS = {
@@ -483,7 +487,7 @@ def memory_model_for(model: BaseChatModel) -> BaseChatModel | None:
     counter); ``None`` otherwise (the memory's own defaults then apply).
 
     Example:
-        >>> from langchain_tiered_memory.testing import EchoChatModel
+        >>> from langchain_tiered_memory.models.echo import EchoChatModel
         >>> memory_model_for(EchoChatModel()) is None
         True
     """
@@ -496,3 +500,15 @@ def memory_model_for(model: BaseChatModel) -> BaseChatModel | None:
         logger.debug("not sizing the memory from %s: %s", type(model).__name__, exc)
         return None
     return model
+
+
+def summary_cost(summary: str, through: int, counter: TokenCounter) -> int:
+    """Prompt cost of the summary message (0 for no summary)."""
+    if not summary:
+        return 0
+    return counter.count_messages([summary_message(summary, through)]) - counter.count_messages([])
+
+
+def turn_tokens(messages: Sequence[BaseMessage], counter: TokenCounter) -> int:
+    """Prompt cost of a turn's messages, without per-prompt priming."""
+    return counter.count_messages(messages) - counter.count_messages([])

@@ -36,7 +36,7 @@ from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, System
 
 from langchain_tiered_memory.budget.context import ContextWindow
 from langchain_tiered_memory.memory import TieredMemory
-from langchain_tiered_memory.tiers.turns import message_text
+from langchain_tiered_memory.values.turns import message_text
 
 __all__ = ["HELP", "ChatSession", "section_of"]
 
@@ -61,7 +61,7 @@ def section_of(message: BaseMessage, memory: TieredMemory) -> str:
         ('system prompt', 'buffer: recent turns')
     """
     from langchain_tiered_memory.budget.context import CORE_HEADER, RECALL_HEADER, split_turn_memory
-    from langchain_tiered_memory.tiers.buffer import SUMMARY_HEADER
+    from langchain_tiered_memory.budget.markup import SUMMARY_HEADER
 
     if isinstance(message, SystemMessage):
         text = message_text(message)

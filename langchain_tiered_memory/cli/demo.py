@@ -21,12 +21,13 @@ from rich.console import Console
 from rich.text import Text
 
 from langchain_tiered_memory.budget.context import CORE_HEADER, RECALL_HEADER, ContextWindow
+from langchain_tiered_memory.budget.markup import SUMMARY_HEADER
 from langchain_tiered_memory.cli.demo_script import LATE_QUESTIONS, SESSIONS
 from langchain_tiered_memory.cli.output import plain_console
 from langchain_tiered_memory.memory import TieredMemory
 from langchain_tiered_memory.store import MemoryStore
-from langchain_tiered_memory.tiers.buffer import SUMMARY_HEADER, CompressionEvent
-from langchain_tiered_memory.tiers.turns import message_text
+from langchain_tiered_memory.tiers.buffer import CompressionEvent
+from langchain_tiered_memory.values.turns import message_text
 
 __all__ = [
     "SYSTEM_PROMPT",

@@ -55,7 +55,7 @@ from langchain_tiered_memory.integrations.resolver import MemoryResolver
 from langchain_tiered_memory.memory import TieredMemory
 from langchain_tiered_memory.storage.base import StoreWithCheckpoints
 from langchain_tiered_memory.store import MemoryStore
-from langchain_tiered_memory.tiers.turns import message_text
+from langchain_tiered_memory.values.turns import message_text
 
 __all__ = ["TieredMemoryMiddleware", "create_pre_model_hook", "split_system"]
 

@@ -38,7 +38,7 @@ from langchain_tiered_memory.tiers.summarize import (
     LLMSummarizer,
     SummarizationError,
 )
-from langchain_tiered_memory.tiers.turns import Turn, message_text
+from langchain_tiered_memory.values.turns import Turn, message_text
 
 try:  # langchain-classic is optional: only TieredConversationMemory needs it
     from langchain_classic.base_memory import BaseMemory

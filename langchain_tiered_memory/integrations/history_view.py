@@ -25,7 +25,7 @@ from langchain_tiered_memory.budget.context import RECALL_HEADER, ContextWindow
 from langchain_tiered_memory.budget.tokens import TokenCounter
 from langchain_tiered_memory.memory import TieredMemory
 from langchain_tiered_memory.tiers.buffer import BufferState
-from langchain_tiered_memory.tiers.turns import group_turns, message_text
+from langchain_tiered_memory.values.turns import group_turns, message_text
 
 logger = logging.getLogger(__name__)
 

@@ -92,7 +92,7 @@ from langgraph.store.base import (
 from langchain_tiered_memory.ids import check_id, check_text
 from langchain_tiered_memory.records import MemoryRecord
 from langchain_tiered_memory.store import MemoryStore
-from langchain_tiered_memory.tiers.turns import clean_text
+from langchain_tiered_memory.values.turns import clean_text
 
 __all__ = ["TieredMemoryStore", "item_record_id", "matches_filter"]
 

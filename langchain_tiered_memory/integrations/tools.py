@@ -48,6 +48,7 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import Callable, Mapping
+from datetime import datetime, timezone
 from typing import Any, Literal, TypeAlias
 
 from langchain_core.runnables import RunnableConfig
@@ -55,7 +56,7 @@ from langchain_core.tools import BaseTool, StructuredTool, ToolException
 from pydantic import BaseModel, Field, create_model
 
 from langchain_tiered_memory.budget.context import RecalledMemory, quote_recalled
-from langchain_tiered_memory.ids import check_text
+from langchain_tiered_memory.ids import check_text, fact_record_id
 from langchain_tiered_memory.integrations.identity import (
     IdentityError,
     current_context,
@@ -64,9 +65,10 @@ from langchain_tiered_memory.integrations.identity import (
 )
 from langchain_tiered_memory.integrations.resolver import MemoryResolver
 from langchain_tiered_memory.memory import TieredMemory
+from langchain_tiered_memory.recall.time_expressions import query_window
 from langchain_tiered_memory.records import MemoryRecord
 from langchain_tiered_memory.store import MemoryStore
-from langchain_tiered_memory.tiers.core import CoreFact, FactConflict
+from langchain_tiered_memory.tiers.core import CoreFact, FactConflict, history_line
 from langchain_tiered_memory.write.importance import rate_importance
 
 logger = logging.getLogger(__name__)
@@ -77,6 +79,7 @@ __all__ = [
     "create_core_memory_tools",
     "create_memgpt_tools",
     "create_retrieve_memory_tool",
+    "held_then",
 ]
 
 #: Where the tools find memory: a store, a :class:`MemoryResolver` (shares its
@@ -176,6 +179,50 @@ def _recalled_dict(item: RecalledMemory) -> dict[str, Any]:
     }
 
 
+def held_then(
+    memory: TieredMemory, query: str, *, now: datetime | None = None, limit: int = 10
+) -> list[RecalledMemory]:
+    """The fact versions that held when ``query`` names a time ("where did I live in
+    2023?"), quoted with when each held - superseded and ended versions too.
+
+    Only subjects whose history says something about time are returned: one with a
+    version that is no longer current, or with a stated time (a plan's date);
+    every version of such a subject that held in the window comes, oldest first.
+    A query naming no time gives ``[]``.
+
+    Example:
+        >>> from datetime import datetime, timezone
+        >>> m = TieredMemory(context_window=4096)
+        >>> _ = m.write_fact(CoreFact.new("home_city", "lives in Paris",
+        ...                               created_at=datetime(2021, 1, 1)))
+        >>> _ = m.write_fact(CoreFact.new("home_city", "moved to Berlin",
+        ...                               valid_from=datetime(2024, 3, 1)))
+        >>> [i.text for i in held_then(m, "where did I live in 2023?",
+        ...                            now=datetime(2026, 12, 4, tzinfo=timezone.utc))]
+        ['home_city: lives in Paris (held 2021 to Mar 2024; superseded)']
+    """
+    window = query_window(query, now=now or datetime.now(timezone.utc))
+    if window is None:
+        return []
+    held = memory.facts_at(window.start, window.end)
+    timed = {
+        f.subject
+        for f in held
+        if f.status in ("superseded", "ended") or f.valid_from or f.valid_until
+    }
+    versions = memory.core.history()
+    return [
+        RecalledMemory(
+            history_line(f, versions),
+            source="fact history",
+            created_at=f.created_at,
+            record_id=fact_record_id(memory.user_id, f.id),
+        )
+        for f in held
+        if f.subject in timed
+    ][:limit]
+
+
 def create_retrieve_memory_tool(
     source: MemorySource,
     *,
@@ -196,6 +243,10 @@ def create_retrieve_memory_tool(
     :data:`MEMORY_TOOL_HEADER`, or ``"No memories found."``. The records also
     come back as the ``ToolMessage``'s ``artifact`` (a list of dicts with
     ``record_id``, ``source``, ``text``, ``created_at``, ``score``).
+
+    When the query names a time ("where did I live in 2023?"), the fact versions
+    that held then come first (:func:`held_then`: superseded and ended ones
+    too, each with when it held), then the recalled records.
 
     Args:
         source: A :class:`~langchain_tiered_memory.store.MemoryStore`, a
@@ -252,8 +303,11 @@ def create_retrieve_memory_tool(
         wanted = default_k if k is None else max(1, min(int(k), max_k))
         memory = _open_memory(source, who, thread, memory_kwargs)
         limit = max_tokens or memory.budget.caps["recall"]
+        history = held_then(memory, query, limit=max_k)
+        shown = {h.record_id for h in history}
+        recalled = [r for r in memory.recall(query, k=wanted) if r.record_id not in shown]
         text, items = quote_recalled(
-            memory.recall(query, k=wanted)[:wanted],
+            history + recalled[:wanted],
             header=MEMORY_TOOL_HEADER,
             max_tokens=limit,
             counter=memory.counter,

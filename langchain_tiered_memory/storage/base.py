@@ -4,7 +4,7 @@
 :class:`~langchain_tiered_memory.store.MemoryStore` talk to storage only
 through :class:`MemoryBackend`: a record store (:class:`RecordStore`: the
 archive and its two searches), the turn log and thread heads, the core facts
-(:class:`~langchain_tiered_memory.tiers.core.FactStore`), the audit log, and the
+(:class:`~langchain_tiered_memory.values.facts.FactStore`), the audit log, and the
 operations that must commit as one (a compression, a forget). SQLite
 (:class:`~langchain_tiered_memory.storage.sqlite.backend.SQLiteBackend`, also
 in memory) and Postgres are siblings behind it;
@@ -34,8 +34,8 @@ from langchain_core.messages import BaseMessage
 from langchain_tiered_memory.ids import check_id
 from langchain_tiered_memory.records import RECORD_KINDS, MemoryRecord, RecordKind
 from langchain_tiered_memory.storage.codec import to_micros
-from langchain_tiered_memory.tiers.core import FactStore
-from langchain_tiered_memory.tiers.turns import Turn
+from langchain_tiered_memory.values.facts import FactStore
+from langchain_tiered_memory.values.turns import Turn
 
 __all__ = [
     "AUDIT_KINDS",

@@ -23,7 +23,7 @@ from langchain_core.messages import BaseMessage, messages_from_dict, messages_to
 
 from langchain_tiered_memory.ids import check_id, check_text
 from langchain_tiered_memory.records import RECORD_KINDS, MemoryRecord
-from langchain_tiered_memory.tiers.core import CoreFact
+from langchain_tiered_memory.values.facts import CoreFact
 
 __all__ = [
     "embeddings_id",

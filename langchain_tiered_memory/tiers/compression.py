@@ -50,7 +50,7 @@ from langchain_tiered_memory.tiers.buffer import (
     compress,
 )
 from langchain_tiered_memory.tiers.summarize import Summarizer
-from langchain_tiered_memory.tiers.turns import Turn
+from langchain_tiered_memory.values.turns import Turn
 
 __all__ = ["Committed", "compress_and_commit"]
 

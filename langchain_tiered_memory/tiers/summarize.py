@@ -18,7 +18,7 @@ exception); the buffer then stays exactly as it was.
 Example:
     >>> from langchain_core.messages import AIMessage, HumanMessage
     >>> from langchain_tiered_memory.budget.tokens import OpenAITokenCounter
-    >>> from langchain_tiered_memory.tiers.turns import Turn
+    >>> from langchain_tiered_memory.values.turns import Turn
     >>> turn = Turn(0, (HumanMessage("I fly to Lisbon on 12 May at 9:40."),
     ...                 AIMessage("Noted, have a good trip!")))
     >>> s = ExtractiveSummarizer(OpenAITokenCounter("gpt-4o-mini"))
@@ -39,7 +39,7 @@ from langchain_core.messages import AIMessage, HumanMessage, SystemMessage
 from langchain_tiered_memory.budget.clipping import clip_text
 from langchain_tiered_memory.budget.tokens import TokenCounter
 from langchain_tiered_memory.models import ECHO, LOCAL
-from langchain_tiered_memory.tiers.turns import Turn, message_text
+from langchain_tiered_memory.values.turns import Turn, message_text
 
 __all__ = [
     "DEFAULT_SUMMARY_PROMPT",
@@ -160,7 +160,7 @@ class ExtractiveSummarizer:
     Example:
         >>> from langchain_core.messages import AIMessage, HumanMessage
         >>> from langchain_tiered_memory.budget.tokens import OpenAITokenCounter
-        >>> from langchain_tiered_memory.tiers.turns import Turn
+        >>> from langchain_tiered_memory.values.turns import Turn
         >>> s = ExtractiveSummarizer(OpenAITokenCounter("gpt-4o-mini"))
         >>> print(s.summarize("", [Turn(3, (
         ...     HumanMessage("I'm allergic to shellfish and my sister Ines lives in Porto."),

@@ -28,7 +28,7 @@ from typing import Any
 
 from langchain_tiered_memory.storage.base import LogCursor, LoggedMessage, ThreadHead
 from langchain_tiered_memory.tiers.buffer import BufferState, summary_cost, turn_tokens
-from langchain_tiered_memory.tiers.turns import Turn
+from langchain_tiered_memory.values.turns import Turn
 
 __all__ = ["ThreadWindow"]
 

@@ -35,7 +35,7 @@ from langchain_core.messages import HumanMessage, SystemMessage
 from pydantic import BaseModel, Field
 
 from langchain_tiered_memory.models import require_chat_model as _resolve
-from langchain_tiered_memory.tiers.turns import Turn, message_text
+from langchain_tiered_memory.values.turns import Turn, message_text
 from langchain_tiered_memory.write.candidate import Candidate
 from langchain_tiered_memory.write.fact_time import clause_time
 from langchain_tiered_memory.write.forget import ForgetRequest, detect_forget

@@ -32,7 +32,7 @@ from langchain_core.messages import HumanMessage
 
 from langchain_tiered_memory.storage.base import ForgetCounts
 from langchain_tiered_memory.tiers.core import CoreFact, CoreMemory
-from langchain_tiered_memory.tiers.turns import Turn, message_text
+from langchain_tiered_memory.values.turns import Turn, message_text
 
 __all__ = [
     "ForgetReport",

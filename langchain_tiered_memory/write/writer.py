@@ -14,7 +14,7 @@ with the next turn, so no turn is skipped.
 Example:
     >>> from langchain_core.messages import HumanMessage
     >>> from langchain_tiered_memory.tiers.core import CoreMemory
-    >>> from langchain_tiered_memory.tiers.turns import Turn
+    >>> from langchain_tiered_memory.values.turns import Turn
     >>> writer = MemoryWriter(CoreMemory())
     >>> _ = writer.extract([Turn(0, (HumanMessage("I live in Paris."),))])
     >>> _ = writer.extract([Turn(1, (HumanMessage("I moved to Berlin."),))])
@@ -28,14 +28,14 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Protocol
 
 from langchain_core.language_models import BaseChatModel
 
 from langchain_tiered_memory.models import ECHO, LOCAL
 from langchain_tiered_memory.tiers.core import CoreFact, CoreMemory, FactUpdate
-from langchain_tiered_memory.tiers.turns import Turn
+from langchain_tiered_memory.values.turns import Turn
 from langchain_tiered_memory.write.attributes import AttributeSchema
 from langchain_tiered_memory.write.candidate import Candidate
 from langchain_tiered_memory.write.extraction import (
@@ -43,6 +43,7 @@ from langchain_tiered_memory.write.extraction import (
     RuleBasedExtractor,
 )
 from langchain_tiered_memory.write.forget import forget_requests
+from langchain_tiered_memory.write.learned.earlier import EARLIER
 from langchain_tiered_memory.write.policy import (
     MIN_CONFIDENCE,
     apply_decision,
@@ -112,7 +113,10 @@ class MemoryWriter:
         self.batch_turns = batch_turns
         self.min_confidence = min_confidence
         self.attributes = attributes or AttributeSchema()
-        self._batched = not isinstance(self.extractor, RuleBasedExtractor)
+        # the rules (and offline extractors that say ``batched = False``) run every turn
+        self._batched = not isinstance(self.extractor, RuleBasedExtractor) and getattr(
+            self.extractor, "batched", True
+        )
 
     @property
     def calls(self) -> int:
@@ -151,7 +155,13 @@ class MemoryWriter:
         """Every candidate through the write policy (:func:`~.policy.decide`), in order."""
         # A fact is as old as the turn that stated it (an imported turn may be years old).
         said_at = {t.index: t.created_at for t in turns}
+        # an extractor that links a fact to the current facts it may replace (by meaning)
+        link = getattr(self.extractor, "supersedes", None)
         for fact in facts:
+            earlier: list[CoreFact] = []
+            if callable(link):
+                fact = replace(fact, subject=resolve_subject(fact.subject, self.core))
+                fact, earlier = link(fact, self.core.active())
             decision = decide(
                 fact,
                 self.core.history(),
@@ -160,16 +170,25 @@ class MemoryWriter:
             )
             if decision.action == "possible":
                 result.possible.append(decision.candidate)
-                continue
-            when = said_at.get(fact.source_turn) if fact.source_turn is not None else None
-            applied = apply_decision(decision, self.core, said_at=when)
-            result.promoted.extend(applied.promoted)
-            result.ended.extend(applied.ended)
+            else:
+                when = said_at.get(fact.source_turn) if fact.source_turn is not None else None
+                applied = apply_decision(decision, self.core, said_at=when)
+                result.promoted.extend(applied.promoted)
+                result.ended.extend(applied.ended)
+                if not applied.promoted:
+                    continue
+            if earlier:  # an unsure link: the older fact is kept as an earlier one
+                self.core.store.retire_facts(
+                    self.core.user_id,
+                    [f.id for f in earlier],
+                    reason=f"{EARLIER} possibly replaced by turn {fact.source_turn}",
+                )
 
 
 def extractor_from(spec: Any) -> Extractor | None:
-    """The fact extractor for ``extractor=``: ``None``/``"rules"`` (rule-based), an
-    :class:`~langchain_tiered_memory.write.writer.Extractor`, or a model spec (wrapped in
+    """The fact extractor for ``extractor=``: ``None``/``"rules"`` (rule-based),
+    ``"learned"`` (:class:`~langchain_tiered_memory.write.learned.LearnedExtractor`, offline),
+    an :class:`~langchain_tiered_memory.write.writer.Extractor`, or a model spec (wrapped in
     :class:`~langchain_tiered_memory.write.extraction.LLMExtractor`).
 
     Raises:
@@ -181,11 +200,15 @@ def extractor_from(spec: Any) -> Extractor | None:
     """
     if spec is None or (isinstance(spec, str) and spec.strip().lower() == "rules"):
         return None
+    if isinstance(spec, str) and spec.strip().lower() == "learned":
+        from langchain_tiered_memory.write.learned import LearnedExtractor
+
+        return LearnedExtractor()
     if isinstance(spec, str | BaseChatModel):
         return LLMExtractor(spec)
     if callable(getattr(spec, "extract", None)):
         return spec
     raise TypeError(
         "extractor must be an Extractor, a chat model, an init_chat_model string, "
-        f"{LOCAL!r}, {ECHO!r} or 'rules'; got {type(spec).__name__}"
+        f"{LOCAL!r}, {ECHO!r}, 'learned' or 'rules'; got {type(spec).__name__}"
     )

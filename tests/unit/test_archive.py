@@ -32,7 +32,7 @@ from langchain_tiered_memory.tiers.buffer import (
 )
 from langchain_tiered_memory.tiers.buffer import compress as compress_buffer
 from langchain_tiered_memory.tiers.summarize import ExtractiveSummarizer
-from langchain_tiered_memory.tiers.turns import Turn
+from langchain_tiered_memory.values.turns import Turn
 
 T0 = datetime(2024, 5, 1, 12, 0, tzinfo=timezone.utc)
 

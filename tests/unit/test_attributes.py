@@ -8,7 +8,7 @@ from langchain_core.messages import AIMessage, HumanMessage
 from langchain_tiered_memory import MemoryStore
 from langchain_tiered_memory.memory import TieredMemory
 from langchain_tiered_memory.tiers.core import CoreFact, CoreMemory
-from langchain_tiered_memory.tiers.turns import Turn
+from langchain_tiered_memory.values.turns import Turn
 from langchain_tiered_memory.write.attributes import Attribute, AttributeSchema
 from langchain_tiered_memory.write.candidate import Candidate
 from langchain_tiered_memory.write.extraction import ExtractedFact

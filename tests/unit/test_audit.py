@@ -18,7 +18,7 @@ from langchain_tiered_memory.storage.sql.audit import AUDIT_KINDS, AuditEvent, A
 from langchain_tiered_memory.storage.sqlite.archive import SQLiteArchive
 from langchain_tiered_memory.storage.sqlite.db import SQLiteDatabase
 from langchain_tiered_memory.storage.sqlite.schema import create_schema
-from langchain_tiered_memory.tiers.turns import Turn
+from langchain_tiered_memory.values.turns import Turn
 
 
 @pytest.fixture

@@ -11,7 +11,7 @@ from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
 from langchain_tiered_memory import CompressionTriggers, LLMSummarizer, MemoryStore, TieredMemory
 from langchain_tiered_memory.tiers.buffer import BufferState, append_messages, should_compress
 from langchain_tiered_memory.tiers.summarize import ExtractiveSummarizer, SummarizationError
-from langchain_tiered_memory.tiers.turns import Turn, group_turns
+from langchain_tiered_memory.values.turns import Turn, group_turns
 
 
 def exchange(i: int) -> list:

@@ -34,7 +34,7 @@ from langchain_tiered_memory.integrations.history import (
 )
 from langchain_tiered_memory.store import MemoryStore
 from langchain_tiered_memory.tiers.summarize import SummarizationError
-from langchain_tiered_memory.tiers.turns import Turn
+from langchain_tiered_memory.values.turns import Turn
 
 pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning")
 

@@ -9,7 +9,7 @@ import pytest
 from langchain_core.messages import AIMessage, HumanMessage
 
 from langchain_tiered_memory.tiers.core import CoreFact, CoreMemory
-from langchain_tiered_memory.tiers.turns import Turn
+from langchain_tiered_memory.values.turns import Turn
 from langchain_tiered_memory.write.extraction import RuleBasedExtractor
 from langchain_tiered_memory.write.fact_rules import find_facts, normalise_message, strip_quoted
 from langchain_tiered_memory.write.writer import MemoryWriter, resolve_subject

@@ -4,14 +4,19 @@ was said (``created_at``); supersession and ending set when a version stopped ho
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Sequence
 from datetime import datetime, timedelta, timezone
+from pathlib import Path
 
 import pytest
-from langchain_core.messages import AIMessage, HumanMessage
+from langchain_core.embeddings import DeterministicFakeEmbedding
+from langchain_core.messages import AIMessage, HumanMessage, ToolCall
 
+from langchain_tiered_memory.integrations.tools import create_retrieve_memory_tool
 from langchain_tiered_memory.memory import TieredMemory
 from langchain_tiered_memory.storage.codec import fact_from_json, fact_to_json
+from langchain_tiered_memory.store import MemoryStore
 from langchain_tiered_memory.tiers.core import (
     CoreFact,
     CoreMemory,
@@ -19,7 +24,7 @@ from langchain_tiered_memory.tiers.core import (
     plan_end,
     plan_upsert,
 )
-from langchain_tiered_memory.tiers.turns import Turn
+from langchain_tiered_memory.values.turns import Turn
 from langchain_tiered_memory.write.extraction import ExtractedFact
 from langchain_tiered_memory.write.fact_time import clause_time, fact_time
 from langchain_tiered_memory.write.writer import MemoryWriter
@@ -323,3 +328,71 @@ def test_a_superseded_version_is_never_rendered_as_current() -> None:
     core.upsert(CoreFact.new("home_city", "moved to Porto", valid_from=_at("2026-10-01")))
     shown = core.render(now=_at("2026-12-04"))
     assert "Paris" not in shown and "moved to Porto (since Oct 2026;" in shown
+
+
+# --- the history is queryable -----------------------------------------------------------
+
+
+def test_where_did_i_live_in_2023_through_the_retrieve_memory_tool(tmp_path: Path) -> None:
+    store = MemoryStore(tmp_path / "mem", embeddings=DeterministicFakeEmbedding(size=16))
+    try:
+        memory = store.memory("ana", "t1")
+        memory.write_fact(CoreFact.new("home_city", "lives in Paris", created_at=_at("2021-01-01")))
+        memory.write_fact(
+            CoreFact.new("home_city", "moved to Berlin", valid_from=_at("2024-03-01"))
+        )
+        memory.write_fact(CoreFact.new("diet", "vegetarian", created_at=_at("2020-01-01")))
+        store.memory("bob", "t1").write_fact(
+            CoreFact.new("home_city", "lives in Oslo", created_at=_at("2020-01-01"))
+        )
+        tool = create_retrieve_memory_tool(store)
+        ana = {"configurable": {"user_id": "ana", "thread_id": "t1"}}
+        call = ToolCall(
+            name=tool.name, args={"query": "Where did I live in 2023?"}, id="c1", type="tool_call"
+        )
+        message = tool.invoke(call, config=ana)
+        assert "home_city: lives in Paris (held 2021 to Mar 2024; superseded)" in message.content
+        history = [a for a in message.artifact if a["source"] == "fact history"]
+        assert [a["text"] for a in history] == [
+            "home_city: lives in Paris (held 2021 to Mar 2024; superseded)"
+        ]  # a fact that never changed is in core memory already; bob's never shows
+        span = tool.invoke({**call, "args": {"query": "Where did I live during 2024?"}}, config=ana)
+        assert "lives in Paris (held 2021 to Mar 2024; superseded)" in span.content
+        assert "moved to Berlin (held Mar 2024 on; current)" in span.content
+        plain = tool.invoke({**call, "args": {"query": "Where do I live?"}}, config=ana)
+        assert not [a for a in plain.artifact if a["source"] == "fact history"]
+    finally:
+        store.close()
+
+
+async def test_facts_at_and_its_async_twins(tmp_path: Path) -> None:
+    store = MemoryStore(tmp_path / "mem", embeddings=DeterministicFakeEmbedding(size=16))
+    try:
+        memory = store.memory("ana", "t1")
+        memory.write_fact(CoreFact.new("home_city", "lives in Paris", created_at=_at("2021-01-01")))
+        memory.write_fact(
+            CoreFact.new("home_city", "moved to Berlin", valid_from=_at("2024-03-01"))
+        )
+        then = [f.content for f in await memory.afacts_at(_at("2023-06-01"))]
+        assert then == [f.content for f in memory.facts_at(_at("2023-06-01"))] == ["lives in Paris"]
+        found = await store.afact_history("ana", "home_city", at=_at("2025-01-01"))
+        assert [f.content for f in found] == ["moved to Berlin"]
+        with pytest.raises(TypeError, match="when must be a datetime"):
+            memory.facts_at("2023")  # type: ignore[arg-type]
+        with pytest.raises(ValueError, match="before its start"):
+            memory.facts_at(_at("2024-01-01"), _at("2023-01-01"))
+    finally:
+        store.close()
+
+
+def test_the_how_to_runs_and_prints_what_it_shows(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    page = (Path(__file__).resolve().parents[2] / "docs" / "howto" / "facts.md").read_text()
+    blocks = re.findall(r"^```(\w+)\n(.*?)^```", page, flags=re.S | re.M)
+    code = [body for lang, body in blocks if lang == "python"]
+    shown = [body for lang, body in blocks if lang == "text"]
+    assert len(code) == 1 and len(shown) == 1
+    monkeypatch.chdir(tmp_path)
+    exec(compile(code[0], "facts.md", "exec"), {})
+    assert capsys.readouterr().out == shown[0]

@@ -45,13 +45,13 @@ from langchain_tiered_memory.budget.context import (
     RecalledMemory,
     render_recalled,
 )
+from langchain_tiered_memory.budget.markup import SUMMARY_HEADER, summary_message
 from langchain_tiered_memory.integrations.tools import (
     create_core_memory_tools,
     create_retrieve_memory_tool,
 )
 from langchain_tiered_memory.memory import TieredMemory
 from langchain_tiered_memory.store import MemoryStore
-from langchain_tiered_memory.tiers.buffer import SUMMARY_HEADER, summary_message
 from langchain_tiered_memory.write.extraction import LLMExtractor
 
 CORPUS: list[dict[str, str]] = json.loads(

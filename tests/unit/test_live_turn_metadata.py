@@ -12,7 +12,7 @@ from langchain_tiered_memory.budget.tokens import ApproximateTokenCounter
 from langchain_tiered_memory.recall.hybrid import Recaller, RecallWeights
 from langchain_tiered_memory.storage.sqlite.archive import SQLiteArchive
 from langchain_tiered_memory.store import MemoryStore
-from langchain_tiered_memory.tiers.turns import Turn
+from langchain_tiered_memory.values.turns import Turn
 
 DAY1 = datetime(2026, 3, 1, 9, 0, tzinfo=timezone.utc)
 DAY2 = DAY1 + timedelta(days=1)

@@ -1,7 +1,7 @@
 """Text no backend can store - a lone UTF-16 surrogate, a NUL - at every entry point.
 
 The rule (see :func:`langchain_tiered_memory.ids.check_text` and
-:func:`langchain_tiered_memory.tiers.turns.clean_text`):
+:func:`langchain_tiered_memory.values.turns.clean_text`):
 
 * conversation text (``add_messages``, the chat history, the classic memory,
   the graph, the middleware) is **repaired**: each such character becomes

@@ -16,7 +16,7 @@ from langchain_tiered_memory.records import MemoryRecord
 from langchain_tiered_memory.storage.base import RecordFilter
 from langchain_tiered_memory.storage.sqlite.archive import BaseSQLiteArchive
 from langchain_tiered_memory.storage.vectorstore import VectorStoreArchive, metadata_filter
-from langchain_tiered_memory.tiers.turns import Turn
+from langchain_tiered_memory.values.turns import Turn
 
 T0 = datetime(2024, 5, 1, tzinfo=timezone.utc)
 

@@ -7,7 +7,7 @@ from langchain_core.runnables import RunnableLambda
 
 from langchain_tiered_memory.memory import TieredMemory
 from langchain_tiered_memory.tiers.core import CoreFact, CoreMemory
-from langchain_tiered_memory.tiers.turns import Turn
+from langchain_tiered_memory.values.turns import Turn
 from langchain_tiered_memory.write.extraction import (
     LLMExtractor,
     RuleBasedExtractor,

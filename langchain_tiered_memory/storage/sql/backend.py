@@ -85,8 +85,8 @@ from langchain_tiered_memory.storage.sql.audit import AuditKind, AuditLog
 from langchain_tiered_memory.storage.sql.facts import FactLog
 from langchain_tiered_memory.storage.sql.forgets import ForgetIntent, ForgetLog
 from langchain_tiered_memory.storage.sql.threads import ThreadLog
-from langchain_tiered_memory.tiers.core import CoreFact, Expect, FactUpdate
-from langchain_tiered_memory.tiers.turns import Turn, message_text
+from langchain_tiered_memory.values.facts import CoreFact, Expect, FactUpdate
+from langchain_tiered_memory.values.turns import Turn, message_text
 
 __all__ = ["CheckpointPurge", "RecordWriter", "SQLBackend"]
 

@@ -2,7 +2,7 @@
 
 Each version of a fact is one row of ``facts`` (in write order, ``seq``); a
 write reads the subject's current version *inside* its transaction and
-applies :func:`~langchain_tiered_memory.tiers.core.plan_upsert` to it, so two
+applies :func:`~langchain_tiered_memory.values.facts.plan_upsert` to it, so two
 writers - threads, objects, processes - serialise on the database and never
 lose each other's facts (last writer wins is impossible: nothing is written
 from a copy). Every change bumps the user's ``core_version``, which views
@@ -20,7 +20,7 @@ from datetime import datetime
 
 from langchain_tiered_memory.storage.codec import fact_from_json, fact_to_json, to_micros
 from langchain_tiered_memory.storage.sql import Database, Tx, facts_key, user_key
-from langchain_tiered_memory.tiers.core import (
+from langchain_tiered_memory.values.facts import (
     CoreFact,
     Expect,
     FactUpdate,

@@ -10,7 +10,7 @@ compression, a clear, turns deleted by a forget).
 * Adding messages appends rows (:meth:`ThreadLog.append`): cost in proportion
   to what is added, never to the size of the buffer. The turn of each new
   message is decided inside the transaction from the thread's newest stored
-  turn (:func:`~langchain_tiered_memory.tiers.turns.assign_turns`), so two writers
+  turn (:func:`~langchain_tiered_memory.values.turns.assign_turns`), so two writers
   on one thread interleave whole messages and never share a turn number.
 * A message id (LangChain's ``message.id``) is stored once per thread: a
   retried add, or a graph state replayed, adds nothing twice.
@@ -47,7 +47,7 @@ from langchain_tiered_memory.storage.codec import (
     to_micros,
 )
 from langchain_tiered_memory.storage.sql import Database, Tx, thread_key, user_key
-from langchain_tiered_memory.tiers.turns import assign_turns
+from langchain_tiered_memory.values.turns import assign_turns
 
 __all__ = ["ThreadLog", "forgotten_digest"]
 

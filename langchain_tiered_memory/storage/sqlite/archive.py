@@ -82,7 +82,7 @@ from langchain_tiered_memory.storage.vectors import (
     WarmableIndex,
     unit_rows,
 )
-from langchain_tiered_memory.tiers.turns import Turn
+from langchain_tiered_memory.values.turns import Turn
 
 __all__ = [
     "ArchiveTurnHook",

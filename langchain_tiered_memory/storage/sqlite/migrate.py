@@ -25,7 +25,7 @@ from langchain_tiered_memory.storage.codec import fact_to_json, message_to_json,
 from langchain_tiered_memory.storage.errors import StorageDamagedError
 from langchain_tiered_memory.storage.sql.threads import forgotten_digest
 from langchain_tiered_memory.storage.sqlite.db import SQLiteDatabase
-from langchain_tiered_memory.tiers.core import CoreFact
+from langchain_tiered_memory.values.facts import CoreFact
 
 __all__ = ["STATE_FILE", "migrate_state_file"]
 

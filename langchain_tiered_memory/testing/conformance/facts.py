@@ -115,3 +115,30 @@ def test_ending_a_fact_keeps_it_in_history_and_out_of_core(store: MemoryStore) -
     started = memory.write_fact(CoreFact.new("smoking", "smokes again"))
     assert started.superseded is None  # an ended fact is not replaced, it is over
     assert [f.status for f in store.core("ana").history("smoking")] == ["ended", "active"]
+
+
+def test_the_history_answers_what_held_when(store: MemoryStore) -> None:
+    def day(text: str) -> datetime:
+        return datetime.fromisoformat(text).replace(tzinfo=timezone.utc)
+
+    core = store.core("ana")
+    core.upsert(CoreFact.new("home_city", "lives in Paris", created_at=day("2021-01-01")))
+    core.upsert(CoreFact.new("home_city", "moved to Berlin", valid_from=day("2024-03-01")))
+    core.upsert(CoreFact.new("smoking", "smokes", created_at=day("2020-01-01")))
+    core.end("smoking", at=day("2022-05-01"))
+    store.core("bob").upsert(
+        CoreFact.new("home_city", "lives in Oslo", created_at=day("2020-01-01"))
+    )
+
+    def held(at: str, until: str | None = None, subject: str | None = None) -> list[str]:
+        found = store.fact_history("ana", subject, at=day(at), until=day(until) if until else None)
+        return [f.content for f in found]
+
+    assert held("2021-06-01") == ["smokes", "lives in Paris"]
+    assert held("2023-06-01") == ["lives in Paris"]  # superseded now, current then
+    assert held("2024-01-01", "2025-01-01") == ["lives in Paris", "moved to Berlin"]
+    assert held("2025-06-01", subject="home_city") == ["moved to Berlin"]
+    assert held("2019-01-01") == []
+    assert [f.status for f in store.fact_history("ana", "home_city")] == ["superseded", "active"]
+    with pytest.raises(ValueError, match="until= only with at="):
+        store.fact_history("ana", until=day("2025-01-01"))

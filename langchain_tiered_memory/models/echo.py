@@ -35,7 +35,7 @@ from langchain_tiered_memory.budget.markup import (
     split_turn_memory,
 )
 from langchain_tiered_memory.budget.tokens import OpenAITokenCounter
-from langchain_tiered_memory.tiers.turns import message_text
+from langchain_tiered_memory.values.turns import message_text
 
 __all__ = ["EchoChatModel", "echo_reply", "memory_sections"]
 
