@@ -91,6 +91,7 @@ from langchain_tiered_memory.values.turns import (
     message_text,
 )
 from langchain_tiered_memory.write.attributes import AttributeSchema
+from langchain_tiered_memory.write.background import BackgroundWorker
 from langchain_tiered_memory.write.consolidation import Reflector
 from langchain_tiered_memory.write.forget import (
     ForgetReport,
@@ -101,6 +102,11 @@ from langchain_tiered_memory.write.forget import (
     text_matches,
 )
 from langchain_tiered_memory.write.learned.earlier import earlier_view
+from langchain_tiered_memory.write.model_extractor import (
+    ModelExtractor,
+    model_extractor_for,
+    plan_changes,
+)
 from langchain_tiered_memory.write.policy import possible_record, undo_supersession
 from langchain_tiered_memory.write.writer import (
     Extractor,
@@ -158,9 +164,13 @@ class TieredMemory:
             :attr:`private_store`).
         user_id: Whose memory (every read and write is filtered by it).
         thread_id: Which conversation.
-        extractor: Fact extractor: rule-based (default), a chat model
-            (batched :class:`LLMExtractor`) or any :class:`Extractor`.
-        extract_every: Turns per LLM extraction call.
+        extractor: Fact extractor. Default: the chat model given as ``model=``
+            (a :class:`~langchain_tiered_memory.write.model_extractor.ModelExtractor`,
+            batched in the background) when it can give structured output, else
+            the rules. ``"rules"``: the rule-based extractor; a chat model or model
+            spec: a ``ModelExtractor`` on it; or any :class:`Extractor`.
+        extract_every: Turns per model extraction call (a compression or
+            :meth:`flush_extraction` extracts what is pending at once).
         gate: When to recall: ``"auto"``, ``"always"``, ``"never"`` or an
             :class:`LLMGate`.
         gate_config: Signals of the heuristic gate.
@@ -248,10 +258,21 @@ class TieredMemory:
         self.last_forget: ForgetReport | None = None
         self._lock = threading.RLock()
         self._copy = ThreadWindow(self.counter)
-        extractor = extractor_from(extractor)
+        #: The model extractor, batched off the add's thread (``None``: ``writer.extractor``
+        #: runs inside the add - the rules, or an :class:`Extractor` given).
+        self.model_extractor: ModelExtractor | None = model_extractor_for(extractor, model)
         core = CoreMemory(store=self.backend, user_id=self.user_id, thread_id=self.thread_id)
         self.writer = MemoryWriter(
-            core, extractor=extractor, batch_turns=extract_every, attributes=attributes
+            core,
+            extractor=None if self.model_extractor else extractor_from(extractor),
+            batch_turns=extract_every,
+            attributes=attributes,
+        )
+        self.extract_every = extract_every
+        self._held: dict[int, Turn] = {}  # pending turns a compression took out of the window
+        self._flush_due = False
+        self._extraction = BackgroundWorker(
+            self._run_model_batches, name=f"tiered-memory-extract:{self.user_id}/{self.thread_id}"
         )
         self._refresh()
         if system_prompt:
@@ -442,9 +463,10 @@ class TieredMemory:
                 if any(isinstance(m.message, HumanMessage) for m in result.stored):
                     self._handle_forget_requests([t for t in state.turns if t.index in added])
                 self._extract()
+                pending = self._pending_turns()
                 events = self._compress(force=False)
                 if events and events[0].kind == "compression":
-                    self._extract(flush=True)
+                    self._extract(flush=True, held=pending)
                 return events
             except StorageError:
                 logger.exception(
@@ -665,8 +687,24 @@ class TieredMemory:
         self._refresh()
         return report
 
-    def _extract(self, *, flush: bool = False) -> None:
-        """Extract facts from turns not extracted yet (the store keeps the watermark)."""
+    def _pending_turns(self) -> list[Turn]:
+        """Buffered turns facts were not extracted from yet."""
+        return [t for t in self._state.turns if t.index > self.head.extracted_through]
+
+    def _extract(self, *, flush: bool = False, held: Sequence[Turn] = ()) -> None:
+        """Extract facts from turns not extracted yet (the store keeps the watermark).
+
+        With a model extractor this only asks the background worker for a run
+        (``held``: pending turns a compression is taking out of the window, kept
+        for it); the add never waits for the model.
+        """
+        if self.model_extractor is not None:
+            for turn in held:
+                self._held.setdefault(turn.index, turn)
+            self._flush_due = self._flush_due or flush
+            if flush or len(self._pending_turns()) >= self.extract_every:
+                self._extraction.request()
+            return
         head = self.head
         pending = [t for t in self._state.turns if t.index > head.extracted_through]
         if not pending:
@@ -679,6 +717,87 @@ class TieredMemory:
                 self._refresh()
             else:
                 self._moved(advanced)
+
+    def _run_model_batches(self) -> None:
+        """The background worker's job: extract every due batch with the model, each
+        committed with the watermark in one transaction
+        (:meth:`~langchain_tiered_memory.storage.base.MemoryBackend.commit_extraction`).
+
+        The model is called outside the view's lock. A batch another view committed
+        first is dropped and the rest re-read; a model or storage failure leaves the
+        batch due for the next run (nothing of it was written).
+        """
+        extractor = self.model_extractor
+        assert extractor is not None
+        flush = False
+        for _ in range(1000):  # every due batch; the bound only guards against a loop
+            with self._lock:
+                state = self._refresh()
+                head = self.head
+                flush, self._flush_due = flush or self._flush_due, False
+                through = head.extracted_through
+                pending = {t.index: t for t in self._held.values() if t.index > through}
+                pending.update({t.index: t for t in state.turns if t.index > through})
+                turns = [pending[i] for i in sorted(pending)]
+                facts = self.core.active()
+            if not turns or (not flush and len(turns) < self.extract_every):
+                return
+            try:
+                answer = extractor.decide(
+                    turns, facts, counter=self.counter, max_input_tokens=self.budget.input_budget
+                )
+                changes, possible, dropped = plan_changes(
+                    answer, user_id=self.user_id, thread_id=self.thread_id
+                )
+                done = self.backend.commit_extraction(
+                    head, answer.through, changes, records=possible
+                )
+            except BaseException:
+                with self._lock:  # nothing was written: the batch stays due, as its flush
+                    self._flush_due = self._flush_due or flush
+                raise
+            if dropped:
+                logger.info("model extraction: %d decisions dropped: %s", len(dropped), dropped)
+            with self._lock:
+                if done is None:  # another view committed this batch: read where it is
+                    self._refresh()
+                    continue
+                for index in [i for i in self._held if i <= answer.through]:
+                    del self._held[index]
+                mine = self._copy.head
+                if mine is not None and mine.generation == head.generation:
+                    through = max(mine.extracted_through, answer.through)
+                    self._moved(replace(mine, extracted_through=through))
+            if self.reflector is not None:
+                from langchain_tiered_memory.records import fact_record
+
+                written = [fact_record(self.user_id, u.fact) for u in done.updates] + possible
+                observations = self.reflector.observe(written)
+                if observations:
+                    self.archive.add(observations)
+
+    def flush_extraction(self, timeout: float | None = None) -> bool:
+        """Extract every pending turn now and wait for it (with a model extractor; the
+        rules run inside each add and have nothing pending). For tests, shutdown and the
+        CLI. Returns False if ``timeout`` seconds passed first.
+
+        Example:
+            >>> TieredMemory(context_window=1024).flush_extraction()
+            True
+        """
+        if self.model_extractor is None:
+            return True
+        with self._lock:
+            self._refresh()
+            if not self._pending_turns() and not self._held:
+                return self._extraction.wait(timeout)
+            self._flush_due = True
+            self._extraction.request()
+        return self._extraction.wait(timeout)
+
+    async def aflush_extraction(self, timeout: float | None = None) -> bool:
+        """Async twin of :meth:`flush_extraction`."""
+        return await asyncio.to_thread(self.flush_extraction, timeout)
 
     def _apply_writes(self, result: WriteResult) -> None:
         """Archive what core memory was unsure of (the write policy's ``possible``)."""
@@ -731,9 +850,10 @@ class TieredMemory:
         """Compress now (by default even if no trigger fires)."""
         with self._lock:
             self._refresh()
+            pending = self._pending_turns()
             events = self._compress(force=force)
             if events and events[0].kind == "compression":
-                self._extract(flush=True)
+                self._extract(flush=True, held=pending)
             return events
 
     # -- recall --------------------------------------------------------------

@@ -148,6 +148,9 @@ class ExplicitBackend:
     def advance_extraction(self, *args: Any, **kwargs: Any) -> ThreadHead | None:
         return self._call("advance_extraction", *args, **kwargs)
 
+    def commit_extraction(self, *args: Any, **kwargs: Any) -> Any:
+        return self._call("commit_extraction", *args, **kwargs)
+
     def clear_thread(self, *args: Any, **kwargs: Any) -> None:
         self._call("clear_thread", *args, **kwargs)
 
