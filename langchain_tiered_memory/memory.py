@@ -175,6 +175,13 @@ class TieredMemory:
             :class:`LLMGate`.
         gate_config: Signals of the heuristic gate.
         recall_k: Records recalled per turn.
+        recall_min_score: The relevance floor: recall (in the prompt, and
+            :meth:`recall` for the tools) returns nothing when no record's
+            calibrated score reaches it, so a question memory cannot answer
+            recalls nothing. ``"default"``:
+            :data:`~langchain_tiered_memory.recall.calibration.DEFAULT_MIN_SCORE`
+            with the offline default embedder it was measured for, no floor
+            with any other; ``None``: no floor.
         reflector: Optional consolidation (Generative Agents' reflection):
             cited observations are archived once written facts pass its
             importance threshold. Off by default.
@@ -218,6 +225,7 @@ class TieredMemory:
         gate: GateMode = "auto",
         gate_config: GateConfig | None = None,
         recall_k: int = 5,
+        recall_min_score: float | Literal["default"] | None = "default",
         reflector: Reflector | None = None,
         single_system_message: bool = False,
         attributes: AttributeSchema | None = None,
@@ -249,6 +257,13 @@ class TieredMemory:
         self.gate = gate
         self.gate_config = gate_config or GateConfig()
         self.recall_k = recall_k
+        if recall_min_score not in (None, "default") and not (
+            isinstance(recall_min_score, (int, float)) and 0.0 <= recall_min_score <= 1.0
+        ):
+            raise ValueError(
+                f"recall_min_score must be in [0, 1], 'default' or None, got {recall_min_score!r}"
+            )
+        self.recall_min_score = recall_min_score
         self.reflector = reflector
         self.single_system_message = single_system_message
         self.events: list[CompressionEvent] = []
@@ -917,6 +932,7 @@ class TieredMemory:
             buffered=[t.index for t in state.turns],
             k=k or self.recall_k,
             gate=self.last_gate,
+            min_score=self.recall_min_score,
         )
 
     # -- reading -------------------------------------------------------------

@@ -39,7 +39,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
-from typing import Any, Protocol, cast
+from typing import Any, Literal, Protocol, cast
 
 from langchain_core.embeddings import Embeddings
 from langchain_core.language_models import BaseChatModel
@@ -241,6 +241,7 @@ class MemoryStore:
         gate: GateMode = "auto",
         gate_config: GateConfig | None = None,
         recall_k: int = 5,
+        recall_min_score: float | Literal["default"] | None = "default",
         reflector: Reflector | None = None,
         single_system_message: bool = False,
         attributes: AttributeSchema | None = None,
@@ -274,6 +275,7 @@ class MemoryStore:
                 ``LLMGate``.
             gate_config: Signals of the heuristic gate.
             recall_k: Records recalled per turn.
+            recall_min_score: The relevance floor of recall (see ``TieredMemory``).
             reflector: Optional consolidation (reflection); off by default.
             single_system_message: Merge the prompt's leading system messages
                 into one.
@@ -308,6 +310,7 @@ class MemoryStore:
             gate=gate,
             gate_config=gate_config,
             recall_k=recall_k,
+            recall_min_score=recall_min_score,
             reflector=reflector,
             single_system_message=single_system_message,
             attributes=attributes,

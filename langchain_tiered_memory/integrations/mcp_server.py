@@ -160,7 +160,8 @@ class MemoryTools:
             kind="observation",
             text=text,
             importance=rate_importance(text),
-            metadata={"source": "mcp", "stated": False},
+            # kept because the user asked: said, not inferred (recall does not mark it "possibly")
+            metadata={"source": "mcp", "stated": True},
             expires_at=expires_at,
         )
         self.store.archive.add([record])

@@ -392,6 +392,11 @@ class RecordStore(Protocol):
         """Replace a stored record (same id and user)."""
         ...
 
+    def put_record(self, record: MemoryRecord) -> MemoryRecord:
+        """Insert ``record``, or replace the stored one with its id (same user), atomically:
+        concurrent puts and deletes of one id never fail, the last to commit wins."""
+        ...
+
     def delete(self, ids: Sequence[str], *, user_id: str) -> int:
         """Forget these records of ``user_id``; returns how many."""
         ...
