@@ -63,7 +63,6 @@ from langchain_tiered_memory.recall.gate import (
     gate_from,
 )
 from langchain_tiered_memory.recall.prompt import recall_for_prompt
-from langchain_tiered_memory.records import MemoryRecord
 from langchain_tiered_memory.storage.base import (
     FORGET_NOTICE_ID,
     AuditKind,
@@ -91,6 +90,7 @@ from langchain_tiered_memory.values.turns import (
     clean_text,
     message_text,
 )
+from langchain_tiered_memory.write.attributes import AttributeSchema
 from langchain_tiered_memory.write.background import BackgroundWorker
 from langchain_tiered_memory.write.consolidation import Reflector
 from langchain_tiered_memory.write.forget import (
@@ -107,6 +107,7 @@ from langchain_tiered_memory.write.model_extractor import (
     model_extractor_for,
     plan_changes,
 )
+from langchain_tiered_memory.write.policy import possible_record, undo_supersession
 from langchain_tiered_memory.write.writer import (
     Extractor,
     MemoryWriter,
@@ -186,6 +187,12 @@ class TieredMemory:
             importance threshold. Off by default.
         single_system_message: Merge the prompt's leading system messages into
             one, for providers that take a single leading system message.
+        attributes: Which facts hold one value at a time (a new home supersedes
+            the old one, whichever extractor found it) and which accumulate
+            (allergies, pets): an
+            :class:`~langchain_tiered_memory.write.attributes.AttributeSchema`
+            (default: :data:`~langchain_tiered_memory.write.attributes.DEFAULT_ATTRIBUTES`;
+            extend it with ``AttributeSchema().with_attributes(Attribute(...))``).
 
     Raises:
         ValueError: for a bad budget, an invalid user or thread id, or a
@@ -221,6 +228,7 @@ class TieredMemory:
         recall_min_score: float | Literal["default"] | None = "default",
         reflector: Reflector | None = None,
         single_system_message: bool = False,
+        attributes: AttributeSchema | None = None,
     ) -> None:
         if budget is None:
             if context_window is None and model is None:
@@ -273,6 +281,7 @@ class TieredMemory:
             core,
             extractor=None if self.model_extractor else extractor_from(extractor),
             batch_turns=extract_every,
+            attributes=attributes,
         )
         self.extract_every = extract_every
         self._held: dict[int, Turn] = {}  # pending turns a compression took out of the window
@@ -563,6 +572,25 @@ class TieredMemory:
         """
         return self.core.end(subject, block, at=at, reason=reason)
 
+    def undo_supersession(self, fact_id: str) -> FactUpdate:
+        """Make the superseded (or ended) fact version ``fact_id`` current again: it is
+        written as a new version, and the version that replaced it is superseded in turn.
+        The history keeps every version (:func:`~.write.policy.undo_supersession`).
+
+        Raises:
+            KeyError: when the user has no fact version with that id.
+            ValueError: when that version is still current (nothing to undo).
+
+        Example:
+            >>> m = TieredMemory(context_window=4096)
+            >>> old = m.write_fact(CoreFact.new("home_city", "lives in Lisbon")).fact
+            >>> _ = m.write_fact(CoreFact.new("home_city", "lives in Porto"))
+            >>> m.undo_supersession(old.id).fact.content
+            'lives in Lisbon'
+        """
+        with self._lock:
+            return undo_supersession(self.core, fact_id)
+
     def facts_at(self, when: datetime, until: datetime | None = None) -> list[CoreFact]:
         """The user's facts that held at ``when`` (with ``until``: at any time in
         ``[when, until)``), superseded and ended versions included, oldest first
@@ -787,22 +815,9 @@ class TieredMemory:
         return await asyncio.to_thread(self.flush_extraction, timeout)
 
     def _apply_writes(self, result: WriteResult) -> None:
+        """Archive what core memory was unsure of (the write policy's ``possible``)."""
         possible = [
-            MemoryRecord.new(
-                user_id=self.user_id,
-                thread_id=None,
-                kind="fact",
-                text=f"{f.subject}: {f.content}",
-                importance=f.importance,
-                sources=(f"turn:{f.source_turn}",) if f.source_turn is not None else (),
-                metadata={
-                    "stated": f.stated,
-                    "confidence": f.confidence,
-                    "possibly": True,
-                    "subject": f.subject,
-                    "thread_id": self.thread_id,
-                },
-            )
+            possible_record(f, user_id=self.user_id, thread_id=self.thread_id)
             for f in result.possible
         ]
         if possible:

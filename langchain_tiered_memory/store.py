@@ -68,6 +68,7 @@ from langchain_tiered_memory.storage.postgres.db import is_postgres_url, redact_
 from langchain_tiered_memory.tiers.buffer import CompressionEvent, CompressionTriggers
 from langchain_tiered_memory.tiers.core import CoreFact, CoreMemory
 from langchain_tiered_memory.tiers.summarize import Summarizer
+from langchain_tiered_memory.write.attributes import AttributeSchema
 from langchain_tiered_memory.write.consolidation import Reflector
 from langchain_tiered_memory.write.writer import Extractor
 
@@ -243,6 +244,7 @@ class MemoryStore:
         recall_min_score: float | Literal["default"] | None = "default",
         reflector: Reflector | None = None,
         single_system_message: bool = False,
+        attributes: AttributeSchema | None = None,
     ) -> TieredMemory:
         """Open a view of one thread's memory over this store.
 
@@ -277,6 +279,8 @@ class MemoryStore:
             reflector: Optional consolidation (reflection); off by default.
             single_system_message: Merge the prompt's leading system messages
                 into one.
+            attributes: Which facts hold one value at a time (an
+                ``AttributeSchema``; default: the declared home, employer, role...).
 
         Raises:
             TypeError: for a user or thread id that is not a string (``0``, ``None``).
@@ -309,6 +313,7 @@ class MemoryStore:
             recall_min_score=recall_min_score,
             reflector=reflector,
             single_system_message=single_system_message,
+            attributes=attributes,
         )
 
     def core(self, user_id: str, thread_id: str | None = None) -> CoreMemory:
