@@ -54,9 +54,8 @@ from langchain_tiered_memory.store import MemoryStore
 from langchain_tiered_memory.tiers.buffer import CompressionEvent, CompressionTriggers
 from langchain_tiered_memory.tiers.core import CoreFact, CoreMemory
 from langchain_tiered_memory.tiers.summarize import LLMSummarizer
+from langchain_tiered_memory.version import __version__
 from langchain_tiered_memory.write.extraction import LLMExtractor
-
-__version__ = "0.1.0"
 
 #: Adapters, imported when first used (``from langchain_tiered_memory import X``).
 _LAZY = {

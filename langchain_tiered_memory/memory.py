@@ -63,7 +63,6 @@ from langchain_tiered_memory.recall.gate import (
     gate_from,
 )
 from langchain_tiered_memory.recall.prompt import recall_for_prompt
-from langchain_tiered_memory.records import MemoryRecord
 from langchain_tiered_memory.storage.base import (
     FORGET_NOTICE_ID,
     AuditKind,
@@ -91,6 +90,8 @@ from langchain_tiered_memory.values.turns import (
     clean_text,
     message_text,
 )
+from langchain_tiered_memory.write.attributes import AttributeSchema
+from langchain_tiered_memory.write.background import BackgroundWorker
 from langchain_tiered_memory.write.consolidation import Reflector
 from langchain_tiered_memory.write.forget import (
     ForgetReport,
@@ -100,6 +101,13 @@ from langchain_tiered_memory.write.forget import (
     forget_words,
     text_matches,
 )
+from langchain_tiered_memory.write.learned.earlier import earlier_view
+from langchain_tiered_memory.write.model_extractor import (
+    ModelExtractor,
+    model_extractor_for,
+    plan_changes,
+)
+from langchain_tiered_memory.write.policy import possible_record, undo_supersession
 from langchain_tiered_memory.write.writer import (
     Extractor,
     MemoryWriter,
@@ -156,18 +164,35 @@ class TieredMemory:
             :attr:`private_store`).
         user_id: Whose memory (every read and write is filtered by it).
         thread_id: Which conversation.
-        extractor: Fact extractor: rule-based (default), a chat model
-            (batched :class:`LLMExtractor`) or any :class:`Extractor`.
-        extract_every: Turns per LLM extraction call.
+        extractor: Fact extractor. Default: the chat model given as ``model=``
+            (a :class:`~langchain_tiered_memory.write.model_extractor.ModelExtractor`,
+            batched in the background) when it can give structured output, else
+            the rules. ``"rules"``: the rule-based extractor; a chat model or model
+            spec: a ``ModelExtractor`` on it; or any :class:`Extractor`.
+        extract_every: Turns per model extraction call (a compression or
+            :meth:`flush_extraction` extracts what is pending at once).
         gate: When to recall: ``"auto"``, ``"always"``, ``"never"`` or an
             :class:`LLMGate`.
         gate_config: Signals of the heuristic gate.
         recall_k: Records recalled per turn.
+        recall_min_score: The relevance floor: recall (in the prompt, and
+            :meth:`recall` for the tools) returns nothing when no record's
+            calibrated score reaches it, so a question memory cannot answer
+            recalls nothing. ``"default"``:
+            :data:`~langchain_tiered_memory.recall.calibration.DEFAULT_MIN_SCORE`
+            with the offline default embedder it was measured for, no floor
+            with any other; ``None``: no floor.
         reflector: Optional consolidation (Generative Agents' reflection):
             cited observations are archived once written facts pass its
             importance threshold. Off by default.
         single_system_message: Merge the prompt's leading system messages into
             one, for providers that take a single leading system message.
+        attributes: Which facts hold one value at a time (a new home supersedes
+            the old one, whichever extractor found it) and which accumulate
+            (allergies, pets): an
+            :class:`~langchain_tiered_memory.write.attributes.AttributeSchema`
+            (default: :data:`~langchain_tiered_memory.write.attributes.DEFAULT_ATTRIBUTES`;
+            extend it with ``AttributeSchema().with_attributes(Attribute(...))``).
 
     Raises:
         ValueError: for a bad budget, an invalid user or thread id, or a
@@ -200,8 +225,10 @@ class TieredMemory:
         gate: GateMode = "auto",
         gate_config: GateConfig | None = None,
         recall_k: int = 5,
+        recall_min_score: float | Literal["default"] | None = "default",
         reflector: Reflector | None = None,
         single_system_message: bool = False,
+        attributes: AttributeSchema | None = None,
     ) -> None:
         if budget is None:
             if context_window is None and model is None:
@@ -230,6 +257,13 @@ class TieredMemory:
         self.gate = gate
         self.gate_config = gate_config or GateConfig()
         self.recall_k = recall_k
+        if recall_min_score not in (None, "default") and not (
+            isinstance(recall_min_score, (int, float)) and 0.0 <= recall_min_score <= 1.0
+        ):
+            raise ValueError(
+                f"recall_min_score must be in [0, 1], 'default' or None, got {recall_min_score!r}"
+            )
+        self.recall_min_score = recall_min_score
         self.reflector = reflector
         self.single_system_message = single_system_message
         self.events: list[CompressionEvent] = []
@@ -239,9 +273,22 @@ class TieredMemory:
         self.last_forget: ForgetReport | None = None
         self._lock = threading.RLock()
         self._copy = ThreadWindow(self.counter)
-        extractor = extractor_from(extractor)
+        #: The model extractor, batched off the add's thread (``None``: ``writer.extractor``
+        #: runs inside the add - the rules, or an :class:`Extractor` given).
+        self.model_extractor: ModelExtractor | None = model_extractor_for(extractor, model)
         core = CoreMemory(store=self.backend, user_id=self.user_id, thread_id=self.thread_id)
-        self.writer = MemoryWriter(core, extractor=extractor, batch_turns=extract_every)
+        self.writer = MemoryWriter(
+            core,
+            extractor=None if self.model_extractor else extractor_from(extractor),
+            batch_turns=extract_every,
+            attributes=attributes,
+        )
+        self.extract_every = extract_every
+        self._held: dict[int, Turn] = {}  # pending turns a compression took out of the window
+        self._flush_due = False
+        self._extraction = BackgroundWorker(
+            self._run_model_batches, name=f"tiered-memory-extract:{self.user_id}/{self.thread_id}"
+        )
         self._refresh()
         if system_prompt:
             self.system_prompt = system_prompt
@@ -431,9 +478,10 @@ class TieredMemory:
                 if any(isinstance(m.message, HumanMessage) for m in result.stored):
                     self._handle_forget_requests([t for t in state.turns if t.index in added])
                 self._extract()
+                pending = self._pending_turns()
                 events = self._compress(force=False)
                 if events and events[0].kind == "compression":
-                    self._extract(flush=True)
+                    self._extract(flush=True, held=pending)
                 return events
             except StorageError:
                 logger.exception(
@@ -524,6 +572,25 @@ class TieredMemory:
         """
         return self.core.end(subject, block, at=at, reason=reason)
 
+    def undo_supersession(self, fact_id: str) -> FactUpdate:
+        """Make the superseded (or ended) fact version ``fact_id`` current again: it is
+        written as a new version, and the version that replaced it is superseded in turn.
+        The history keeps every version (:func:`~.write.policy.undo_supersession`).
+
+        Raises:
+            KeyError: when the user has no fact version with that id.
+            ValueError: when that version is still current (nothing to undo).
+
+        Example:
+            >>> m = TieredMemory(context_window=4096)
+            >>> old = m.write_fact(CoreFact.new("home_city", "lives in Lisbon")).fact
+            >>> _ = m.write_fact(CoreFact.new("home_city", "lives in Porto"))
+            >>> m.undo_supersession(old.id).fact.content
+            'lives in Lisbon'
+        """
+        with self._lock:
+            return undo_supersession(self.core, fact_id)
+
     def facts_at(self, when: datetime, until: datetime | None = None) -> list[CoreFact]:
         """The user's facts that held at ``when`` (with ``until``: at any time in
         ``[when, until)``), superseded and ended versions included, oldest first
@@ -581,6 +648,10 @@ class TieredMemory:
         with self._lock:
             return self._carry_out([ForgetRequest(words)], [])
 
+    async def aforget_about(self, words: str) -> ForgetReport:
+        """Async twin of :meth:`forget_about` (runs in a worker thread)."""
+        return await asyncio.to_thread(self.forget_about, words)
+
     def _handle_forget_requests(self, turns: Sequence[Turn]) -> None:
         """Carry out "forget ..." requests in turns this view just added.
 
@@ -631,8 +702,24 @@ class TieredMemory:
         self._refresh()
         return report
 
-    def _extract(self, *, flush: bool = False) -> None:
-        """Extract facts from turns not extracted yet (the store keeps the watermark)."""
+    def _pending_turns(self) -> list[Turn]:
+        """Buffered turns facts were not extracted from yet."""
+        return [t for t in self._state.turns if t.index > self.head.extracted_through]
+
+    def _extract(self, *, flush: bool = False, held: Sequence[Turn] = ()) -> None:
+        """Extract facts from turns not extracted yet (the store keeps the watermark).
+
+        With a model extractor this only asks the background worker for a run
+        (``held``: pending turns a compression is taking out of the window, kept
+        for it); the add never waits for the model.
+        """
+        if self.model_extractor is not None:
+            for turn in held:
+                self._held.setdefault(turn.index, turn)
+            self._flush_due = self._flush_due or flush
+            if flush or len(self._pending_turns()) >= self.extract_every:
+                self._extraction.request()
+            return
         head = self.head
         pending = [t for t in self._state.turns if t.index > head.extracted_through]
         if not pending:
@@ -646,23 +733,91 @@ class TieredMemory:
             else:
                 self._moved(advanced)
 
+    def _run_model_batches(self) -> None:
+        """The background worker's job: extract every due batch with the model, each
+        committed with the watermark in one transaction
+        (:meth:`~langchain_tiered_memory.storage.base.MemoryBackend.commit_extraction`).
+
+        The model is called outside the view's lock. A batch another view committed
+        first is dropped and the rest re-read; a model or storage failure leaves the
+        batch due for the next run (nothing of it was written).
+        """
+        extractor = self.model_extractor
+        assert extractor is not None
+        flush = False
+        for _ in range(1000):  # every due batch; the bound only guards against a loop
+            with self._lock:
+                state = self._refresh()
+                head = self.head
+                flush, self._flush_due = flush or self._flush_due, False
+                through = head.extracted_through
+                pending = {t.index: t for t in self._held.values() if t.index > through}
+                pending.update({t.index: t for t in state.turns if t.index > through})
+                turns = [pending[i] for i in sorted(pending)]
+                facts = self.core.active()
+            if not turns or (not flush and len(turns) < self.extract_every):
+                return
+            try:
+                answer = extractor.decide(
+                    turns, facts, counter=self.counter, max_input_tokens=self.budget.input_budget
+                )
+                changes, possible, dropped = plan_changes(
+                    answer, user_id=self.user_id, thread_id=self.thread_id
+                )
+                done = self.backend.commit_extraction(
+                    head, answer.through, changes, records=possible
+                )
+            except BaseException:
+                with self._lock:  # nothing was written: the batch stays due, as its flush
+                    self._flush_due = self._flush_due or flush
+                raise
+            if dropped:
+                logger.info("model extraction: %d decisions dropped: %s", len(dropped), dropped)
+            with self._lock:
+                if done is None:  # another view committed this batch: read where it is
+                    self._refresh()
+                    continue
+                for index in [i for i in self._held if i <= answer.through]:
+                    del self._held[index]
+                mine = self._copy.head
+                if mine is not None and mine.generation == head.generation:
+                    through = max(mine.extracted_through, answer.through)
+                    self._moved(replace(mine, extracted_through=through))
+            if self.reflector is not None:
+                from langchain_tiered_memory.records import fact_record
+
+                written = [fact_record(self.user_id, u.fact) for u in done.updates] + possible
+                observations = self.reflector.observe(written)
+                if observations:
+                    self.archive.add(observations)
+
+    def flush_extraction(self, timeout: float | None = None) -> bool:
+        """Extract every pending turn now and wait for it (with a model extractor; the
+        rules run inside each add and have nothing pending). For tests, shutdown and the
+        CLI. Returns False if ``timeout`` seconds passed first.
+
+        Example:
+            >>> TieredMemory(context_window=1024).flush_extraction()
+            True
+        """
+        if self.model_extractor is None:
+            return True
+        with self._lock:
+            self._refresh()
+            if not self._pending_turns() and not self._held:
+                return self._extraction.wait(timeout)
+            self._flush_due = True
+            self._extraction.request()
+        return self._extraction.wait(timeout)
+
+    async def aflush_extraction(self, timeout: float | None = None) -> bool:
+        """Async twin of :meth:`flush_extraction`."""
+        return await asyncio.to_thread(self.flush_extraction, timeout)
+
     def _apply_writes(self, result: WriteResult) -> None:
+        """Archive what core memory was unsure of (the write policy's ``possible``)."""
         possible = [
-            MemoryRecord.new(
-                user_id=self.user_id,
-                thread_id=None,
-                kind="fact",
-                text=f"{f.subject}: {f.content}",
-                importance=f.importance,
-                sources=(f"turn:{f.source_turn}",) if f.source_turn is not None else (),
-                metadata={
-                    "stated": f.stated,
-                    "confidence": f.confidence,
-                    "possibly": True,
-                    "subject": f.subject,
-                    "thread_id": self.thread_id,
-                },
-            )
+            possible_record(f, user_id=self.user_id, thread_id=self.thread_id)
             for f in result.possible
         ]
         if possible:
@@ -710,9 +865,10 @@ class TieredMemory:
         """Compress now (by default even if no trigger fires)."""
         with self._lock:
             self._refresh()
+            pending = self._pending_turns()
             events = self._compress(force=force)
             if events and events[0].kind == "compression":
-                self._extract(flush=True)
+                self._extract(flush=True, held=pending)
             return events
 
     # -- recall --------------------------------------------------------------
@@ -776,6 +932,7 @@ class TieredMemory:
             buffered=[t.index for t in state.turns],
             k=k or self.recall_k,
             gate=self.last_gate,
+            min_score=self.recall_min_score,
         )
 
     # -- reading -------------------------------------------------------------
@@ -815,7 +972,9 @@ class TieredMemory:
                     if event is not None:
                         events.append(("recall", event))
             self.core.shrink_to(self.budget.caps["core"], self.counter)
-            core, core_recent = split_core(self.core.active(), state.turns)
+            # facts an unsure link moved out are shown beside the newer ones, as earlier
+            shown = self.core.active() + earlier_view(self.core.history())
+            core, core_recent = split_core(shown, state.turns)
             context = assemble_context(
                 budget=self.budget,
                 counter=self.counter,

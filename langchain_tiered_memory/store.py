@@ -33,16 +33,13 @@ import asyncio
 import atexit
 import logging
 import os
-import sqlite3
 import threading
-import time
 import weakref
-from collections.abc import Callable, Iterator, Mapping, Sequence
-from contextlib import contextmanager
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
-from typing import Any, Protocol, cast, runtime_checkable
+from typing import Any, Literal, Protocol, cast
 
 from langchain_core.embeddings import Embeddings
 from langchain_core.language_models import BaseChatModel
@@ -56,18 +53,22 @@ from langchain_tiered_memory.recall.gate import GateConfig
 from langchain_tiered_memory.storage import open_backend, stored_embeddings
 from langchain_tiered_memory.storage.base import (
     AuditTrail,
-    BackendCheckpoints,
     Closes,
     Flushes,
     MemoryBackend,
     RecordStore,
 )
+from langchain_tiered_memory.storage.checkpoints import (
+    CHECKPOINTS_FILE,
+    Checkpoints,
+    DeletesThreads,
+)
 from langchain_tiered_memory.storage.errors import StorageError
 from langchain_tiered_memory.storage.postgres.db import is_postgres_url, redact_url
-from langchain_tiered_memory.storage.sqlite.db import storage_error
 from langchain_tiered_memory.tiers.buffer import CompressionEvent, CompressionTriggers
 from langchain_tiered_memory.tiers.core import CoreFact, CoreMemory
 from langchain_tiered_memory.tiers.summarize import Summarizer
+from langchain_tiered_memory.write.attributes import AttributeSchema
 from langchain_tiered_memory.write.consolidation import Reflector
 from langchain_tiered_memory.write.writer import Extractor
 
@@ -84,23 +85,6 @@ __all__ = [
 
 #: The embedding cache of the local embedders, inside a data directory.
 EMBEDDINGS_CACHE_FILE = "embeddings.sqlite"
-
-#: The default LangGraph checkpointer's file, inside a data directory.
-CHECKPOINTS_FILE = "checkpoints.sqlite"
-
-#: Where LangGraph puts the run's checkpointer in a node's config (``None``: the run has
-#: none). Read only to know which checkpointer saves the run; without it, every one is.
-_RUN_CHECKPOINTER = "__pregel_checkpointer"
-
-
-@runtime_checkable
-class DeletesThreads(Protocol):
-    """A LangGraph checkpointer a store can forget threads from (every saver of LangGraph)."""
-
-    def delete_thread(self, thread_id: str) -> None:
-        """Delete every checkpoint of the thread."""
-        ...
-
 
 #: ``embeddings=`` value for a store that searches by keywords only (no vectors).
 NO_EMBEDDINGS = "none"
@@ -190,8 +174,7 @@ class MemoryStore:
                 **backend_options,
             )
         self._owns_embeddings = not isinstance(embeddings, Embeddings)
-        self._checkpointers: list[Any] = []
-        self._default_checkpointer: Any = None
+        self._checkpoints = Checkpoints(self.backend, self.path)
         self._lock = threading.Lock()
         self._closed = False
         _OPEN.add(self)  # flushed and closed at exit if the application never closes it
@@ -258,8 +241,10 @@ class MemoryStore:
         gate: GateMode = "auto",
         gate_config: GateConfig | None = None,
         recall_k: int = 5,
+        recall_min_score: float | Literal["default"] | None = "default",
         reflector: Reflector | None = None,
         single_system_message: bool = False,
+        attributes: AttributeSchema | None = None,
     ) -> TieredMemory:
         """Open a view of one thread's memory over this store.
 
@@ -290,9 +275,12 @@ class MemoryStore:
                 ``LLMGate``.
             gate_config: Signals of the heuristic gate.
             recall_k: Records recalled per turn.
+            recall_min_score: The relevance floor of recall (see ``TieredMemory``).
             reflector: Optional consolidation (reflection); off by default.
             single_system_message: Merge the prompt's leading system messages
                 into one.
+            attributes: Which facts hold one value at a time (an
+                ``AttributeSchema``; default: the declared home, employer, role...).
 
         Raises:
             TypeError: for a user or thread id that is not a string (``0``, ``None``).
@@ -322,8 +310,10 @@ class MemoryStore:
             gate=gate,
             gate_config=gate_config,
             recall_k=recall_k,
+            recall_min_score=recall_min_score,
             reflector=reflector,
             single_system_message=single_system_message,
+            attributes=attributes,
         )
 
     def core(self, user_id: str, thread_id: str | None = None) -> CoreMemory:
@@ -393,7 +383,7 @@ class MemoryStore:
         """A user's thread ids."""
         return self.backend.threads(check_id(user_id, "user_id"))
 
-    # -- LangGraph checkpoints ------------------------------------------------------
+    # -- LangGraph checkpoints (kept by storage.checkpoints) -----------------------------
 
     def checkpointer(self) -> Any:
         """The default LangGraph checkpointer for graphs over this store (one per store).
@@ -408,17 +398,7 @@ class MemoryStore:
             >>> MemoryStore().checkpointer().__class__.__name__
             'InMemorySaver'
         """
-        with self._lock:
-            if self._default_checkpointer is None:
-                if isinstance(self.backend, BackendCheckpoints):  # Postgres: the same database
-                    self._default_checkpointer = self.backend.checkpointer()
-                elif self.path is None:
-                    from langgraph.checkpoint.memory import InMemorySaver
-
-                    self._default_checkpointer = InMemorySaver()
-                else:
-                    self._default_checkpointer = _sqlite_saver(self.path / CHECKPOINTS_FILE)
-            return self._default_checkpointer
+        return self._checkpoints.default()
 
     async def acheckpointer(self) -> Any:
         """An async checkpointer on this store's database, for ``ainvoke``/``astream``.
@@ -432,13 +412,7 @@ class MemoryStore:
                 :meth:`checkpointer` with ``invoke``, or attach an async saver
                 of your own with :meth:`attach_checkpointer`).
         """
-        if not isinstance(self.backend, BackendCheckpoints):
-            raise TypeError(
-                f"{self!r} has no async checkpointer (Postgres stores have one); attach "
-                "your own async saver with store.attach_checkpointer(saver)"
-            )
-        self.checkpointer()  # the tables, and the saver forgets go through
-        return await self.backend.acheckpointer()
+        return await self._checkpoints.adefault()
 
     def attach_checkpointer(self, checkpointer: Any) -> Any:
         """Have forgets of this store delete threads from ``checkpointer`` too; returns it.
@@ -447,65 +421,11 @@ class MemoryStore:
         the one of your own ``create_agent(checkpointer=...)`` (LangGraph
         checkpoint threads are the memory's threads). Any saver with
         ``delete_thread(thread_id)`` works.
+
+        Raises:
+            TypeError: for an object without ``delete_thread``.
         """
-        if not isinstance(checkpointer, DeletesThreads):
-            raise TypeError(
-                f"{type(checkpointer).__name__} has no delete_thread(thread_id): "
-                "not a LangGraph checkpointer"
-            )
-        with self._lock:
-            new = all(c is not checkpointer for c in self._checkpointers)
-            if new:
-                self._checkpointers.append(checkpointer)
-        if new:
-            self._purge_recovered(checkpointer)
-        return checkpointer
-
-    def _purge_recovered(self, saver: Any) -> None:
-        """Purge a newly attached checkpointer of the threads of forgets a crash interrupted.
-
-        The crashed process may have had this checkpointer attached: a thread
-        of such a forget holding a checkpoint from before the forget still
-        holds the forgotten chat, and is deleted. (A thread whose checkpoints
-        all came after the forget is a new conversation, and stays.)
-        """
-        for intent in self.backend.recovered_forgets():
-            for thread in intent.threads:
-                try:
-                    if _checkpointed_before(saver, thread, intent.at):
-                        saver.delete_thread(thread)
-                        logger.warning(
-                            "deleted thread %s of a forget interrupted at %s from %s",
-                            thread,
-                            intent.at.isoformat(),
-                            type(saver).__name__,
-                        )
-                except Exception:  # an unusable saver must not stop the others
-                    logger.exception("purging thread %s from %r failed", thread, saver)
-
-    @contextmanager
-    def _savers(self) -> Iterator[list[Any]]:
-        """Every checkpointer this store knows of: the attached ones and its own (a file
-        or tables another process made included)."""
-        with self._lock:
-            savers = list(self._checkpointers)
-            default = self._default_checkpointer
-        own_file = None
-        if default is None and self.path is not None and (self.path / CHECKPOINTS_FILE).exists():
-            default = own_file = _sqlite_saver(self.path / CHECKPOINTS_FILE)  # another process's
-        if (
-            default is None
-            and isinstance(self.backend, BackendCheckpoints)
-            and self.backend.has_checkpoints()
-        ):
-            default = self.checkpointer()  # Postgres: another worker's checkpoints
-        if default is not None and all(s is not default for s in savers):
-            savers.append(default)
-        try:
-            yield savers
-        finally:
-            if own_file is not None:
-                own_file.conn.close()
+        return self._checkpoints.attach(checkpointer)
 
     def purge_checkpoints(self, threads: Sequence[str]) -> None:
         """Delete these threads from every checkpointer this store knows of (what a forget
@@ -517,18 +437,8 @@ class MemoryStore:
         self._purge_checkpoints([check_id(t, "thread_id") for t in threads])
 
     def _purge_checkpoints(self, threads: Sequence[str]) -> None:
-        """Delete these threads from every checkpointer this store knows of."""
-        if not threads:
-            return
-        with self._savers() as savers:
-            for saver in savers:
-                try:
-                    for thread in threads:
-                        saver.delete_thread(thread)
-                    _truncate_wal(saver)
-                except sqlite3.Error as exc:
-                    where = _saver_file(saver)
-                    raise storage_error(exc, where, "deleting checkpoints from") from exc
+        # the one path every forget of this store deletes checkpoints by
+        self._checkpoints.purge(threads)
 
     def purge_checkpoints_after_run(
         self, thread_id: str, config: Mapping[str, Any] | None = None, *, timeout: float = 10.0
@@ -538,45 +448,15 @@ class MemoryStore:
         For the last step of a run during which its user was forgotten (the
         graph's ``update_memory``, the middleware's ``after_agent``): the
         forget deleted the thread's checkpoints, but the run goes on saving
-        its state - the old messages with it. LangGraph saves each step's
-        checkpoint in the background, in order, so this waits (at most
-        ``timeout`` seconds) until the checkpoint the current step started
-        from - ``config["configurable"]["checkpoint_map"]``, the step's own
-        config - is saved, then deletes the thread. What the step returns is
-        then the run's only checkpoint: return a state without the forgotten
-        messages.
+        its state - the old messages with it. This waits (at most ``timeout``
+        seconds) until the checkpoint the current step started from is saved,
+        then deletes the thread (:meth:`Checkpoints.purge_after_run`).
 
         Example:
             >>> store = MemoryStore()
             >>> store.purge_checkpoints_after_run("t1")  # no checkpointer: nothing to do
         """
-        thread_id = check_id(thread_id, "thread_id")
-        configurable = (config or {}).get("configurable") or {}
-        wanted = dict(configurable.get("checkpoint_map") or {})
-        with self._savers() as savers:
-            if not savers:
-                return
-            waiting = savers
-            if _RUN_CHECKPOINTER in configurable:  # the run's own: only it saves the run
-                waiting = [s for s in savers if s is configurable[_RUN_CHECKPOINTER]]
-            deadline = time.monotonic() + timeout
-            while wanted and waiting and time.monotonic() < deadline:
-                wanted = {
-                    ns: checkpoint_id
-                    for ns, checkpoint_id in wanted.items()
-                    if not any(_saved(s, thread_id, ns, checkpoint_id) for s in waiting)
-                }
-                if wanted:
-                    time.sleep(0.01)
-            if wanted and waiting:
-                logger.warning(
-                    "checkpoints %s of thread %s were not saved within %.0f s; deleting the "
-                    "thread now (durability='exit' saves none before the run ends)",
-                    sorted(wanted.values()),
-                    thread_id,
-                    timeout,
-                )
-        self._purge_checkpoints([thread_id])
+        self._checkpoints.purge_after_run(thread_id, config, timeout=timeout)
 
     def prune_checkpoints(self, checkpointer: Any = None, *, dry_run: bool = False) -> list[str]:
         """Delete the checkpoint threads whose memory thread is gone (forgotten or expired).
@@ -588,9 +468,8 @@ class MemoryStore:
         deletes, from ``checkpointer`` (default: every checkpointer of the
         store, the default one included), each thread that no user of the
         memory has. Use it on checkpointers whose threads are this memory's
-        threads (as the graph, the middleware and the store's own
-        :meth:`checkpointer` keep them); a run that is starting a new thread
-        right now has no memory thread yet, so prune when none is.
+        threads; a run that is starting a new thread right now has no memory
+        thread yet, so prune when none is.
 
         Returns the thread ids deleted (with ``dry_run``: that would be).
 
@@ -606,26 +485,11 @@ class MemoryStore:
             >>> store.prune_checkpoints()
             ['gone']
         """
-        if checkpointer is not None:
-            savers = [checkpointer]
-        else:
-            self.checkpointer()
-            with self._lock:
-                savers = [self._default_checkpointer, *self._checkpointers]
-            savers = list({id(s): s for s in savers if s is not None}.values())
-        known = {thread for user in self.users() for thread in self.threads(user)}
-        pruned: list[str] = []
-        for saver in savers:
-            gone = sorted(_checkpoint_threads(saver) - known)
-            if not dry_run:
-                for thread in gone:
-                    saver.delete_thread(thread)
-                if gone:
-                    _truncate_wal(saver)
-            pruned += [t for t in gone if t not in pruned]
-        if pruned:
-            logger.info("%s checkpoints of %d threads without memory", self, len(pruned))
-        return pruned
+        return self._checkpoints.prune(
+            lambda: {thread for user in self.users() for thread in self.threads(user)},
+            checkpointer,
+            dry_run=dry_run,
+        )
 
     # -- expiry ------------------------------------------------------------------------
 
@@ -763,11 +627,7 @@ class MemoryStore:
             self._closed = True
         _OPEN.discard(self)
         self.backend.close()
-        with self._lock:
-            default, self._default_checkpointer = self._default_checkpointer, None
-        conn = _sqlite_connection(default)
-        if conn is not None:
-            conn.close()
+        self._checkpoints.close()
         if self._owns_embeddings and isinstance(self.embeddings, Closes):
             self.embeddings.close()
 
@@ -779,44 +639,6 @@ class MemoryStore:
 
     def __repr__(self) -> str:
         return f"MemoryStore({self.backend.where!r})"
-
-
-def _saved(saver: Any, thread_id: str, ns: str, checkpoint_id: str) -> bool:
-    """Whether ``saver`` holds this checkpoint of ``thread_id``."""
-    config = {"configurable": {"thread_id": thread_id, "checkpoint_ns": ns}}
-    config["configurable"]["checkpoint_id"] = checkpoint_id
-    try:
-        return saver.get_tuple(config) is not None
-    except Exception:  # noqa: BLE001 - a saver that cannot tell has not saved it
-        return False
-
-
-def _checkpointed_before(saver: Any, thread_id: str, at: datetime) -> bool:
-    """Whether ``saver`` holds a checkpoint of ``thread_id`` written before ``at``."""
-    for item in saver.list({"configurable": {"thread_id": thread_id}}):
-        ts = (item.checkpoint or {}).get("ts")
-        try:
-            written = datetime.fromisoformat(str(ts))
-        except ValueError:
-            return True  # unknown age: it may be from before the forget
-        if written.tzinfo is None:
-            written = written.replace(tzinfo=timezone.utc)
-        if written < at:
-            return True
-    return False
-
-
-def _saver_file(saver: Any) -> str:
-    """The file a SQLite checkpointer writes (for messages), else its class name."""
-    conn = _sqlite_connection(saver)
-    if conn is not None:
-        try:
-            for _seq, name, file in conn.execute("PRAGMA database_list").fetchall():
-                if name == "main" and file:
-                    return str(file)
-        except sqlite3.Error:
-            pass
-    return type(saver).__name__
 
 
 #: Stores not closed yet (see :meth:`MemoryStore.close`).
@@ -913,48 +735,3 @@ class SweepReport:
     facts: int = 0
     threads: tuple[str, ...] = ()
     users: tuple[str, ...] = ()
-
-
-def _checkpoint_threads(saver: Any) -> set[str]:
-    """Every thread id a LangGraph checkpointer holds."""
-    from langgraph.checkpoint.memory import InMemorySaver
-
-    conn = _sqlite_connection(saver)
-    if conn is not None:  # SqliteSaver: one query, not every checkpoint
-        with saver.lock:
-            rows = conn.execute("SELECT DISTINCT thread_id FROM checkpoints").fetchall()
-        return {str(r[0]) for r in rows}
-    if isinstance(saver, InMemorySaver):
-        return {str(t) for t in saver.storage}
-    return {
-        str(c.config["configurable"]["thread_id"])
-        for c in saver.list(None)
-        if c.config.get("configurable", {}).get("thread_id") is not None
-    }
-
-
-def _sqlite_connection(saver: Any) -> sqlite3.Connection | None:
-    """The connection of LangGraph's ``SqliteSaver`` (``None`` for any other checkpointer)."""
-    from langgraph.checkpoint.sqlite import SqliteSaver
-
-    return saver.conn if isinstance(saver, SqliteSaver) else None
-
-
-def _truncate_wal(saver: Any) -> None:
-    """After deleting threads from a ``SqliteSaver``: overwrite its write-ahead log too."""
-    conn = _sqlite_connection(saver)
-    if conn is not None:
-        conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
-
-
-def _sqlite_saver(path: Path) -> Any:
-    """A LangGraph ``SqliteSaver`` on ``path`` whose deletes overwrite the freed bytes."""
-    from langgraph.checkpoint.sqlite import SqliteSaver
-
-    try:
-        conn = sqlite3.connect(str(path), check_same_thread=False, timeout=30.0)
-        conn.execute("PRAGMA secure_delete=ON")
-        conn.execute("SELECT count(*) FROM sqlite_master").fetchone()
-    except sqlite3.Error as exc:
-        raise storage_error(exc, path, "opening") from exc
-    return SqliteSaver(conn)

@@ -103,6 +103,29 @@ def test_cli_writes_json_and_finds_the_easy_evidence(
         assert gold in found[question]["top10"][:5], found[question]
         assert found[question]["recall@5"] == 1.0
     assert report["recall@5"] >= 0.75
+    # the nothing-found rates: the shipped unrelated questions asked of the conversation
+    nothing = report["nothing_found"]
+    assert nothing["answerable"] == {"questions": 4, "rate": 0.0}
+    assert nothing["unrelated"]["questions"] == 60
+    assert "nothing found" in result.output
+
+
+def test_without_a_floor_recall_always_finds_something(locomo_fixture, stem_axis) -> None:
+    report = run_retrieval_bench(
+        load_locomo(locomo_fixture),
+        embeddings=stem_axis(STEMS),
+        min_score=None,
+        unanswerable=["What's the weather on Mars?"],
+    )
+    assert report["nothing_found"]["unrelated"] == {"questions": 1, "rate": 0.0}
+    floored = run_retrieval_bench(
+        load_locomo(locomo_fixture),
+        embeddings=stem_axis(STEMS),
+        min_score=1.0,  # no calibrated score reaches 1: every question gets nothing
+        unanswerable=["What's the weather on Mars?"],
+    )
+    assert floored["nothing_found"]["unrelated"] == {"questions": 1, "rate": 1.0}
+    assert floored["nothing_found"]["answerable"]["rate"] == 1.0 and floored["recall@10"] == 0.0
 
 
 def test_cli_rejects_bad_k_and_dataset(locomo_fixture, fake_embedder) -> None:

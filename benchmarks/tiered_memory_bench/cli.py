@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import logging
 from pathlib import Path
-from typing import Annotated, Any, cast
+from typing import Annotated, Any, Literal, cast
 
 import typer
 from rich.markup import escape
@@ -129,6 +129,10 @@ def _extractor_factory(extractor: str) -> Any:
     """``None`` for 'rules', else a factory; the model is resolved (checked) now."""
     if extractor.strip().lower() == "rules":
         return None
+    if extractor.strip().lower() == "learned":
+        from langchain_tiered_memory.write.learned import LearnedExtractor
+
+        return LearnedExtractor
     from langchain_tiered_memory.models import require_chat_model
     from langchain_tiered_memory.write.extraction import LLMExtractor
 
@@ -147,7 +151,12 @@ OfflineEmbedder = Annotated[
 EmbedCache = Annotated[
     Path | None, typer.Option(help="SQLite cache of vectors (reruns skip embedding).")
 ]
-Extractor = Annotated[str, typer.Option(help="'rules' (no LLM) or an init_chat_model string.")]
+Extractor = Annotated[
+    str,
+    typer.Option(
+        help="'rules' (no LLM), 'learned' (offline, issue 31) or an init_chat_model string."
+    ),
+]
 Summarizer = Annotated[
     str, typer.Option(help="'extractive' (no LLM) or an init_chat_model string.")
 ]
@@ -647,6 +656,20 @@ def bench_retrieval(
             "tiered_memory_bench.train_ranker)."
         ),
     ] = "default",
+    min_score: Annotated[
+        str,
+        typer.Option(
+            help="Recall's relevance floor: 'default' (the library's for the embedder), a "
+            "calibrated score in [0, 1], or 'none' (no floor: what recall did before it)."
+        ),
+    ] = "default",
+    unanswerable: Annotated[
+        Path | None,
+        typer.Option(
+            help="LoCoMo: unrelated questions asked of every conversation for the "
+            "nothing-found rate (JSON; default: the shipped data/unanswerable.json)."
+        ),
+    ] = None,
     out: JsonOut = None,
 ) -> None:
     """Archive every turn, recall for every question; report recall@k, NDCG, token budgets.
@@ -668,12 +691,33 @@ def bench_retrieval(
     chosen = _ranker_option(ranker)
     if per_type is not None and per_type < 1:
         raise typer.BadParameter("must be >= 1", param_hint="--per-type")
+    floor = _min_score_option(min_score)
     if name == "longmemeval":
         _bench_longmemeval(
-            data, ks, embeddings, label, systems, limit, per_question, out, chosen, per_type
+            data, ks, embeddings, label, systems, limit, per_question, out, chosen, per_type, floor
         )
     else:
-        _bench_locomo(data, ks, embeddings, label, limit, per_question, out, chosen)
+        _bench_locomo(
+            data, ks, embeddings, label, limit, per_question, out, chosen, floor, unanswerable
+        )
+
+
+def _min_score_option(value: str) -> float | Literal["default"] | None:
+    """``--min-score``: ``"default"``, ``"none"`` or a number in [0, 1]."""
+    choice = value.strip().lower()
+    if choice == "default":
+        return "default"
+    if choice == "none":
+        return None
+    try:
+        floor = float(choice)
+    except ValueError:
+        floor = -1.0
+    if not 0.0 <= floor <= 1.0:
+        raise typer.BadParameter(
+            f"use 'default', 'none' or a number in [0, 1], got {value!r}", param_hint="--min-score"
+        )
+    return floor
 
 
 def _ranker_option(value: str) -> Any:
@@ -703,11 +747,17 @@ def _bench_locomo(
     per_question: bool,
     out: Path | None,
     ranker: Any = "default",
+    min_score: float | Literal["default"] | None = "default",
+    unanswerable: Path | None = None,
 ) -> None:
     from tiered_memory_bench.datasets import load_locomo
-    from tiered_memory_bench.retrieval import CATEGORIES, run_retrieval_bench
+    from tiered_memory_bench.retrieval import CATEGORIES, load_unanswerable, run_retrieval_bench
 
     data = data_file(data, LOCOMO_FILE)
+    try:
+        unrelated = load_unanswerable(unanswerable)
+    except (OSError, ValueError, KeyError) as exc:
+        raise typer.BadParameter(str(exc), param_hint="--unanswerable") from exc
     conversations = load_locomo(data)[:limit]
     turns = sum(len(c.dialog_turns()) for c in conversations)
     questions = sum(
@@ -725,10 +775,19 @@ def _bench_locomo(
             on_question=lambda n: progress.advance(asking, n),
             per_question=per_question,
             ranker=ranker,
+            min_score=min_score,
+            unanswerable=unrelated,
         )
     result["data"] = str(data)
+    result["unanswerable"] = str(unanswerable) if unanswerable else "data/unanswerable.json"
     print_table(f"retrieval bench (LoCoMo, embedder {label})", result)
     _print_breakdown("by category (r = recall)", "category", result["by_category"])
+    table = Table(title=f"nothing found (min score {result['recipe']['min_score']})")
+    for column in ("questions", "asked", "recall returns nothing"):
+        table.add_column(column, justify="left" if column == "questions" else "right")
+    for kind, row in result["nothing_found"].items():
+        table.add_row(kind, str(row["questions"]), f"{row['rate']:.3f}")
+    console.print(table)
     write_json(result, out)
 
 
@@ -743,6 +802,7 @@ def _bench_longmemeval(
     out: Path | None,
     ranker: Any = "default",
     per_type: int | None = None,
+    min_score: float | Literal["default"] | None = "default",
 ) -> None:
     from tiered_memory_bench.datasets import load_longmemeval
     from tiered_memory_bench.longmemeval import SYSTEMS, run_longmemeval_bench
@@ -774,6 +834,7 @@ def _bench_longmemeval(
             on_question=lambda n: progress.advance(asking, n),
             per_question=per_question,
             ranker=ranker,
+            min_score=min_score,
         )
     result["data"] = str(data)
     table = Table(title=f"retrieval bench (LongMemEval, {len(questions)} questions, {label})")

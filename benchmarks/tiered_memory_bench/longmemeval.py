@@ -61,6 +61,7 @@ from typing import Any, Literal
 
 from langchain_core.embeddings import Embeddings
 
+from langchain_tiered_memory.recall.calibration import default_min_score
 from langchain_tiered_memory.recall.hybrid import Recaller
 from langchain_tiered_memory.recall.ranker import LinearRanker
 from langchain_tiered_memory.records import MemoryRecord
@@ -359,12 +360,13 @@ def _rankers(
     depth: int,
     workdir: Path,
     ranker: LinearRanker | Literal["default"] | None = "default",
+    min_score: float | Literal["default"] | None = "default",
 ) -> dict[str, Ranker]:
     unknown = [s for s in systems if s not in SYSTEMS]
     if unknown:
         raise ValueError(f"unknown system(s) {unknown}; valid: {', '.join(SYSTEMS)}")
     factories: dict[str, Callable[[], Ranker]] = {
-        OURS: lambda: ours_ranker(embeddings, depth, workdir, ranker=ranker),
+        OURS: lambda: ours_ranker(embeddings, depth, workdir, ranker=ranker, min_score=min_score),
         "faiss": lambda: faiss_ranker(embeddings, depth),
         "inmemorystore": lambda: inmemorystore_ranker(embeddings, depth),
         "bm25": lambda: bm25_ranker(depth),
@@ -384,6 +386,7 @@ def run_longmemeval_bench(
     workdir: str | Path | None = None,
     on_question: Callable[[int], None] | None = None,
     per_question: bool = False,
+    min_score: float | Literal["default"] | None = "default",
 ) -> dict[str, Any]:
     """Rank every question's haystack with each system; return the JSON-ready report.
 
@@ -405,6 +408,10 @@ def run_longmemeval_bench(
             directory).
         on_question: Progress callback, called once per question.
         per_question: Add every question's top sessions and turns per system.
+        min_score: Our recall's relevance floor (``"default"``: the library's
+            for this embedder, ``None``: none); the
+            report's ``nothing_found`` is the share of questions for which
+            it returned nothing (every question here has an answer).
     """
     if not questions:
         raise ValueError("no questions to run: check --data and --limit")
@@ -413,8 +420,9 @@ def run_longmemeval_bench(
     scores: dict[str, list[QuestionScore]] = {name: [] for name in systems}
     latency: dict[str, list[float]] = {name: [] for name in systems}
     details: list[dict[str, Any]] = []
+    nothing: list[str] = []  # the questions our recall returned nothing for
     with tempfile.TemporaryDirectory(dir=workdir) as tmp:
-        rankers = _rankers(systems, embeddings, depth, Path(tmp), ranker)
+        rankers = _rankers(systems, embeddings, depth, Path(tmp), ranker, min_score)
         for question in questions:
             records = haystack_records(question)
             turn_session = {r.id: str(r.metadata["session"]) for r in records}
@@ -424,6 +432,8 @@ def run_longmemeval_bench(
                 t0 = time.perf_counter()
                 ranked = rank(records, question)
                 latency[name].append(time.perf_counter() - t0)
+                if name == OURS and not ranked:
+                    nothing.append(question.question_id)
                 score = score_question(
                     ranked,
                     turn_session,
@@ -465,9 +475,17 @@ def run_longmemeval_bench(
         "turns": sum(len(s) for q in questions for s in q.sessions),
         "depth": depth,
         "ranker": ranker_name(ranker),
+        "min_score": default_min_score(embeddings) if min_score == "default" else min_score,
     }
     main = OURS if OURS in by_system else systems[0]
     report |= by_system[main]
+    if OURS in scores:
+        report["nothing_found"] = {
+            "answerable": {
+                "questions": len(questions),
+                "rate": round(len(nothing) / len(questions), 4),
+            }
+        }
     report["systems"] = by_system
     report["peers"] = {name: by_system[name] for name in systems if name != OURS}
     report["seconds"] = round(time.perf_counter() - started, 2)

@@ -15,6 +15,11 @@ gold evidence ids they cover are scored. No LLM is involved.
 * ``recall@614tok`` / ``recall@1228tok``: the same with a budget in tokens
   (``OpenAITokenCounter("gpt-4o-mini").count_text`` of each record's text):
   records in rank order while they fit.
+* ``nothing_found``: the share of questions for which recall returns
+  nothing (its relevance floor, ``min_score``): the scored questions
+  (should be 0), LoCoMo's category-5 adversarial questions and the given
+  unrelated questions (``data/unanswerable.json`` from the command line),
+  asked of every conversation.
 
 Gold ids that point to no turn of the conversation are dropped (three in the
 LoCoMo release); questions left with no gold are skipped and counted.
@@ -38,6 +43,8 @@ Example:
 
 from __future__ import annotations
 
+import importlib.resources
+import json
 import math
 import statistics
 import tempfile
@@ -51,6 +58,7 @@ from typing import Any, Literal
 from langchain_core.embeddings import Embeddings
 
 from langchain_tiered_memory.budget.tokens import OpenAITokenCounter
+from langchain_tiered_memory.recall.calibration import default_min_score
 from langchain_tiered_memory.recall.hybrid import Fusion, Recaller, RecallWeights
 from langchain_tiered_memory.recall.ranker import LinearRanker
 from langchain_tiered_memory.records import MemoryRecord
@@ -62,6 +70,7 @@ __all__ = [
     "RecordText",
     "RetrievalScore",
     "conversation_records",
+    "load_unanswerable",
     "parse_session_date",
     "ranker_name",
     "run_retrieval_bench",
@@ -91,6 +100,25 @@ def ranker_name(ranker: LinearRanker | Literal["default"] | None) -> str:
     if ranker == "default":
         return "learned (packaged)"
     return f"learned ({ranker.info.get('path', 'given')})"
+
+
+def load_unanswerable(path: str | Path | None = None) -> list[str]:
+    """The unrelated questions (default: the shipped ``data/unanswerable.json``).
+
+    Example:
+        >>> len(load_unanswerable()) >= 50
+        True
+    """
+    if path is None:
+        raw = importlib.resources.files("tiered_memory_bench") / "data" / "unanswerable.json"
+        text = raw.read_text(encoding="utf-8")
+    else:
+        text = Path(path).read_text(encoding="utf-8")
+    data = json.loads(text)
+    questions = data["questions"] if isinstance(data, dict) else data
+    if not isinstance(questions, list) or not all(isinstance(q, str) for q in questions):
+        raise ValueError(f"{path or 'unanswerable.json'}: 'questions' must be a list of strings")
+    return questions
 
 
 def parse_session_date(text: str, fallback_index: int = 0) -> datetime:
@@ -255,6 +283,8 @@ def run_retrieval_bench(
     on_turns: Callable[[int], None] | None = None,
     on_question: Callable[[int], None] | None = None,
     per_question: bool = False,
+    min_score: float | Literal["default"] | None = "default",
+    unanswerable: Sequence[str] = (),
 ) -> dict[str, Any]:
     """Archive every turn, recall for every scored question, return the JSON-ready report.
 
@@ -275,6 +305,14 @@ def run_retrieval_bench(
         on_question: Progress callback, called once per question.
         per_question: Add a ``per_question`` list (question, category, gold
             ids, the ids of the first ten turns' worth of records, recall@k).
+        min_score: Recall's relevance floor (``"default"``: the library's for
+            this embedder, ``None``: none; see
+            :class:`~langchain_tiered_memory.recall.hybrid.Recaller`).
+        unanswerable: Questions whose answer is in no conversation, asked of
+            each one beside its category-5 (adversarial) questions: the
+            report's ``nothing_found`` gives the share of each kind of
+            question (and of the scored ones) for which recall returns
+            nothing.
     """
     started = time.perf_counter()
     counter = OpenAITokenCounter(model)
@@ -286,6 +324,7 @@ def run_retrieval_bench(
     skipped = 0
     latencies: list[float] = []
     questions_out: list[dict[str, Any]] = []
+    empty: dict[str, list[bool]] = {"answerable": [], "adversarial": [], "unrelated": []}
     with tempfile.TemporaryDirectory(dir=workdir) as tmp:
         for conv in conversations:
             records = conversation_records(conv, record_text=record_text)
@@ -305,7 +344,7 @@ def run_retrieval_bench(
                 recaller = Recaller(
                     archive,
                     embeddings,
-                    weights=weights or RecallWeights(),
+                    weights=weights,
                     ranker=ranker,
                     k=max(depth, max_k),
                     dense_candidates=max(dense_candidates, depth),
@@ -314,6 +353,7 @@ def run_retrieval_bench(
                     strip_speaker_names=strip_speaker_names,
                     dedupe=dedupe,
                     touch=False,
+                    min_score=min_score,
                 )
                 now = max(r.created_at for r in records) + timedelta(days=1) if records else None
                 known = {t.dia_id for _, t in conv.dialog_turns()}
@@ -339,6 +379,7 @@ def run_retrieval_bench(
                         token_budgets=token_budgets,
                     )
                     rows.append((question.category, score))
+                    empty["answerable"].append(not ranked)
                     if per_question:
                         costs = [max(1, len(s.record.sources)) for s in ranked]
                         questions_out.append(
@@ -356,6 +397,9 @@ def run_retrieval_bench(
                     conv_rows.append(score)
                     if on_question is not None:
                         on_question(1)
+                asked = [("adversarial", q.question) for q in conv.questions if q.category == 5]
+                for kind, text in [*asked, *(("unrelated", q) for q in unanswerable)]:
+                    empty[kind].append(not recaller.recall(text, user_id=conv.sample_id, now=now))
             finally:
                 archive.close()
             per_conv.append(
@@ -382,7 +426,8 @@ def run_retrieval_bench(
         else None,
         "seconds": round(time.perf_counter() - started, 2),
         "recipe": {
-            "weights": vars(weights or RecallWeights()),
+            "weights": vars(weights) if weights is not None else None,
+            "min_score": default_min_score(embeddings) if min_score == "default" else min_score,
             "ranker": ranker_name(ranker),
             "fusion": fusion,
             "strip_speaker_names": strip_speaker_names,
@@ -390,6 +435,10 @@ def run_retrieval_bench(
             "keyword_candidates": keyword_candidates,
             "dedupe": dedupe,
             "record_text": record_text,
+        },
+        "nothing_found": {
+            kind: {"questions": len(flags), "rate": _mean([float(f) for f in flags])}
+            for kind, flags in empty.items()
         },
         "by_category": {
             f"{cat} {name}": _summary([s for c, s in rows if c == cat], ks, token_budgets)

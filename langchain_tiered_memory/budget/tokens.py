@@ -487,7 +487,7 @@ def memory_model_for(model: BaseChatModel) -> BaseChatModel | None:
     counter); ``None`` otherwise (the memory's own defaults then apply).
 
     Example:
-        >>> from langchain_tiered_memory.testing import EchoChatModel
+        >>> from langchain_tiered_memory.models.echo import EchoChatModel
         >>> memory_model_for(EchoChatModel()) is None
         True
     """

@@ -19,7 +19,6 @@ from rich.markup import escape
 from rich.table import Table
 from typer.core import TyperGroup
 
-from langchain_tiered_memory import __version__
 from langchain_tiered_memory.cli.common import (
     USER_ERROR_EXIT,
     USER_ERRORS,
@@ -31,6 +30,7 @@ from langchain_tiered_memory.cli.common import (
     write_json,
 )
 from langchain_tiered_memory.cli.plugins import listing_entry, load_plugin, plugin_names
+from langchain_tiered_memory.version import __version__
 
 __all__ = ["USER_ERROR_EXIT", "app", "one_line", "write_json"]
 

@@ -204,7 +204,16 @@ class ChatSession:
         for item in context.recalled:
             score = f"{item.score:.3f}" if item.score is not None else "-"
             lines.append(f"  [{score}] ({item.source}) {item.text[:100]}")
-        if not context.recalled:
+        for item in context.repeats:
+            lines.append(
+                f"  (already in the prompt: core memory, summary or turns) {item.text[:100]}"
+            )
+        if not context.recalled and context.repeats:
+            lines.append(
+                f"  (nothing new recalled: the {len(context.repeats)} record(s) found are "
+                "already in the prompt)"
+            )
+        elif not context.recalled:
             lines.append("  (nothing recalled)")
         return "\n".join(lines)
 

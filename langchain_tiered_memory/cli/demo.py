@@ -34,6 +34,7 @@ __all__ = [
     "DemoResult",
     "describe_event",
     "locate_fact",
+    "recall_label",
     "run_demo",
     "token_bar",
 ]
@@ -65,6 +66,30 @@ def token_bar(context: ContextWindow, width: int = 50) -> Text:
     bar.append("·" * (width - used), style="dim")
     bar.append("]")
     return bar
+
+
+def recall_label(source: str) -> str:
+    """A recalled record's source as a reader says it: its kind and the turns it came from.
+
+    Example:
+        >>> recall_label("turn turn:1"), recall_label("turn turn:14, turn:40")
+        ('turn 1', 'turns 14, 40')
+        >>> recall_label("summary turn:12, turn:13, turn:14, ..."), recall_label("fact turn:25")
+        ('summary of turns 12-14, ...', 'fact from turn 25')
+        >>> recall_label("archive")
+        'archive'
+    """
+    from langchain_tiered_memory.cli.inspect import turn_spans
+
+    kind, _, rest = source.partition(" ")
+    rest, paren, note = rest.partition(" (")
+    parts = [p.strip() for p in rest.split(",") if p.strip()]
+    turns = [int(p[5:]) for p in parts if p.startswith("turn:") and p[5:].isdigit()]
+    if not turns or len(turns) + parts.count("...") != len(parts):
+        return source
+    spans = turn_spans(turns) + (", ..." if "..." in parts else "")
+    label = spans if kind == "turn" else f"{kind} {'of' if kind == 'summary' else 'from'} {spans}"
+    return label + (f" ({note}" if paren else "")
 
 
 def locate_fact(context: ContextWindow, needle: str) -> str | None:
@@ -175,10 +200,16 @@ def _replay(memory: TieredMemory, console: Console, model: BaseChatModel | None)
     result = DemoResult(input_budget=memory.budget.input_budget)
     console.rule("langchain-tiered-memory demo")
     console.print(memory.budget.describe(), style="dim")
-    legend = Text("bar: ")
-    for section, colour in _COLOURS.items():
-        legend.append(f"{section} ", style=colour)
-    console.print(legend)
+    if console.color_system is not None:  # the legend explains the bar's colours
+        legend = Text("bar: ")
+        for section, colour in _COLOURS.items():
+            legend.append(f"{section} ", style=colour)
+        console.print(legend)
+    else:
+        console.print(
+            "bar: tokens per section (system, core, buffer, recall) - their colours show in a "
+            "terminal; here the bar is plain"
+        )
     number = 0
     for title, turns in SESSIONS:
         console.rule(title, style="dim")
@@ -227,7 +258,8 @@ def _replay(memory: TieredMemory, console: Console, model: BaseChatModel | None)
             )
         for item in context.recalled:
             console.print(
-                f"   recalled ({item.source}, score {item.score or 0:.2f}): {item.text[:90]}",
+                f"   recalled ({recall_label(item.source)}, score {item.score or 0:.2f}): "
+                f"{item.text[:90]}",
                 style="green",
                 markup=False,
             )

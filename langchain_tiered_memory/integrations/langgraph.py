@@ -281,7 +281,7 @@ class MemoryNodes:
         memory = self._memory(config)
         generation = memory.generation  # before the sync: this input may forget the user
         update = load_memory(memory, state["messages"])
-        if memory.generation != generation:  # "forget everything" said in this input
+        if memory.generation != generation:  # a forget said in this input (all, or by words)
             update["messages"] = prune_state(memory, state["messages"])  # out of what is saved
         return {
             **update,
@@ -306,8 +306,8 @@ class MemoryNodes:
     def update_memory(self, state: MemoryState, config: RunnableConfig) -> dict[str, Any]:
         """Node: save the reply, compress, prune archived messages from state.
 
-        When the user was forgotten during this run (a "forget everything" in
-        its input, or another process), the checkpoints the run saved hold
+        When the user was forgotten during this run (a "forget everything" or a
+        forget by words in its input, or another process), the checkpoints the run saved hold
         the forgotten messages: the thread is deleted from every checkpointer
         once they are saved (:meth:`~langchain_tiered_memory.store.MemoryStore.purge_checkpoints_after_run`),
         and this node's state - without them - is the one checkpoint left.

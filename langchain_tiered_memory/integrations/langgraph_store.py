@@ -8,9 +8,12 @@ of its user (found in the namespace), searched with the archive's dense and
 keyword indexes, isolated per namespace, deleted by ``forget_user`` with
 everything else of the user - and recalled by the memory's own recall too.
 
-* ``put(namespace, key, value, ttl=...)`` stores (or replaces) one record;
-  its text is the value's ``index`` fields, else its ``"content"`` if that is
-  a string, else the value as JSON. ``index=False`` keeps it out of ranking
+* ``put(namespace, key, value, ttl=...)`` stores (or replaces, in one write: a racing
+  delete never fails it) one record;
+  its text is the value's index fields (the put's ``index=[...]``, else the
+  store's ``index={"fields": [...]}``; one vector per text found, the best
+  one scoring), else its ``"content"`` if that is a string, else the value
+  as JSON. ``index=False`` keeps it out of ranking
   by query (it comes after the ranked items, with score ``None``).
 * ``get`` / ``delete`` by namespace and key. ``search(prefix, query=...,
   filter=...)`` finds the items under a namespace prefix of any depth: with a
@@ -66,19 +69,23 @@ Example:
 from __future__ import annotations
 
 import asyncio
+import base64
 import concurrent.futures
 import json
 import logging
 import math
 import threading
+import weakref
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import replace
 from datetime import datetime, timedelta, timezone
 from typing import Any
 
+import numpy as np
 from langgraph.store.base import (
     BaseStore,
     GetOp,
+    IndexConfig,
     Item,
     ListNamespacesOp,
     Op,
@@ -88,6 +95,7 @@ from langgraph.store.base import (
     SearchOp,
     TTLConfig,
 )
+from langgraph.store.base.embed import get_text_at_path
 
 from langchain_tiered_memory.ids import check_id, check_text
 from langchain_tiered_memory.records import MemoryRecord
@@ -111,16 +119,43 @@ def item_record_id(namespace: Sequence[str], key: str) -> str:
     return "lg:" + json.dumps([*namespace, key], ensure_ascii=False, separators=(",", ":"))
 
 
-def _text(value: Mapping[str, Any], index: Sequence[str] | bool | None) -> str:
-    if index is False:
-        return ""
-    if index is not None and not isinstance(index, bool):
-        parts = [_lookup(value, field)[1] for field in index]
-        return "\n".join(p if isinstance(p, str) else json.dumps(p) for p in parts if p is not None)
+def _texts(value: Mapping[str, Any], fields: Sequence[str] | None) -> list[str]:
+    """The texts an item is indexed by: one per value found at each field path
+    (LangGraph's paths: ``"a.b"``, ``"a[*].b"``, ``"$"`` for the whole value), or
+    without fields its ``"content"`` if that is a string, else the value as JSON."""
+    if fields is not None:
+        return [text for field in fields for text in get_text_at_path(value, field) if text]
     content = value.get("content")
     if isinstance(content, str):
-        return content
-    return json.dumps(dict(value), ensure_ascii=False, default=str)
+        return [content]
+    return [json.dumps(dict(value), ensure_ascii=False, default=str)]
+
+
+def _encode_vectors(vectors: np.ndarray) -> str:
+    return base64.b64encode(np.ascontiguousarray(vectors, dtype="<f4").tobytes()).decode("ascii")
+
+
+def _decode_vectors(text: str, dim: int) -> np.ndarray:
+    return np.frombuffer(base64.b64decode(text), dtype="<f4").reshape(-1, dim)
+
+
+def _unit(vectors: np.ndarray) -> np.ndarray:
+    norms = np.linalg.norm(vectors, axis=-1, keepdims=True)
+    return np.asarray(vectors / np.where(norms == 0, 1.0, norms), dtype=np.float32)
+
+
+def _check_int(name: str, value: Any, *, minimum: int) -> None:
+    if isinstance(value, bool) or not isinstance(value, int) or value < minimum:
+        raise ValueError(f"{name} must be an integer >= {minimum}, got {value!r}")
+
+
+def _check_index(index: Any) -> list[str] | bool | None:
+    """A put's ``index``: ``None`` (the store's fields), ``False``, or field paths."""
+    if index is None or index is False:
+        return index
+    if isinstance(index, (list, tuple)) and all(isinstance(f, str) and f for f in index):
+        return list(index)
+    raise TypeError(f"index is False, None or a list of field paths (strings), got {index!r}")
 
 
 # -- filters --------------------------------------------------------------------------
@@ -236,25 +271,55 @@ class TieredMemoryStore(BaseStore):
         ttl: LangGraph's ``TTLConfig``: ``default_ttl`` (minutes) for puts that
             give none, ``refresh_on_read`` (default True), ``sweep_interval_minutes``
             for :meth:`start_ttl_sweeper`.
+        index: LangGraph's ``IndexConfig``, of which ``fields`` is read: the
+            field paths every item is indexed by (a put's ``index=[...]``
+            overrides them), one vector per text found, an item scoring its
+            best field's similarity. The items are embedded with the memory's
+            embeddings, so ``embed`` and ``dims`` are not taken.
 
     Raises:
-        ValueError: for a non-positive ``default_ttl`` or ``sweep_interval_minutes``.
+        ValueError: for a non-positive ``default_ttl`` or ``sweep_interval_minutes``,
+            or an ``index`` with ``embed``/``dims`` or with fields that are not a
+            list of strings.
     """
 
     supports_ttl = True
 
     def __init__(
-        self, memory: MemoryStore, *, user_index: int = 1, ttl: TTLConfig | None = None
+        self,
+        memory: MemoryStore,
+        *,
+        user_index: int = 1,
+        ttl: TTLConfig | None = None,
+        index: IndexConfig | None = None,
     ) -> None:
         self.memory = memory
         self.user_index = user_index
         self.ttl_config: TTLConfig | None = dict(ttl) if ttl else None  # type: ignore[assignment]
+        self.index_config: IndexConfig | None = dict(index) if index else None  # type: ignore[assignment]
+        given = dict(index or {})
+        taken = [k for k in ("embed", "dims") if given.get(k) is not None]
+        if taken:
+            raise ValueError(
+                f"index {taken} cannot be set here: items are embedded with the memory's "
+                "embeddings (MemoryStore(embeddings=...)); give only index={'fields': [...]}"
+            )
+        fields = given.get("fields")
+        if fields is not None and not (
+            isinstance(fields, (list, tuple)) and all(isinstance(f, str) and f for f in fields)
+        ):
+            raise ValueError(f"index['fields'] is a list of field paths, got {fields!r}")
+        self.index_fields: list[str] | None = list(fields) if fields is not None else None
         for name in ("default_ttl", "sweep_interval_minutes"):
             value: Any = (ttl or {}).get(name)
             if value is not None and not (isinstance(value, (int, float)) and value > 0):
                 raise ValueError(f"ttl[{name!r}] must be a positive number of minutes, got {value}")
         self._sweeper: threading.Thread | None = None
         self._stop = threading.Event()
+        self._async_locks: weakref.WeakKeyDictionary[Any, asyncio.Lock] = (
+            weakref.WeakKeyDictionary()
+        )
+        self._locks_guard = threading.Lock()
 
     # -- the mapping --------------------------------------------------------------
 
@@ -272,18 +337,23 @@ class TieredMemoryStore(BaseStore):
         """The users whose items a search under ``prefix`` may find."""
         if self.user_index >= 0 and len(prefix) > self.user_index:
             user = prefix[self.user_index]
-            return [] if user == "*" else [check_id(user, "the namespace's user id")]
+            if user != "*":  # a wildcard at the user position: every user
+                return [check_id(user, "the namespace's user id")]
         return self.memory.users()
 
     @staticmethod
     def _check_namespace(namespace: Sequence[str]) -> tuple[str, ...]:
-        if isinstance(namespace, str) or not all(isinstance(p, str) and p for p in namespace):
+        if not isinstance(namespace, (tuple, list)) or not all(
+            isinstance(p, str) and p for p in namespace
+        ):
             raise ValueError(f"a namespace is a tuple of non-empty strings, got {namespace!r}")
         return tuple(namespace)
 
     @staticmethod
     def _check_key(namespace: tuple[str, ...], key: str) -> None:
         """Refuse a namespace or key no backend can store (before anything is read)."""
+        if not isinstance(key, str):
+            raise TypeError(f"an item's key is a string, got {type(key).__name__}")
         for part in namespace:
             check_text(part, f"namespace {namespace!r}")
         check_text(key, "the item's key")
@@ -340,81 +410,56 @@ class TieredMemoryStore(BaseStore):
         self._refresh(found, op.refresh_ttl)
         return self._item(found[0])
 
+    def _fields(self, index: list[str] | bool | None) -> list[str] | None:
+        """The field paths a put indexes (``None``: the default text, see :func:`_texts`)."""
+        return index if isinstance(index, list) else self.index_fields
+
     def _put(self, op: PutOp) -> None:
         namespace = self._check_namespace(op.namespace)
         user = self._user(namespace)
         self._check_key(namespace, op.key)
-        if op.value is not None:  # checked before the old version is read or replaced
-            check_text(_text(op.value, op.index), "the item's text")
-            check_text(json.dumps(op.value, ensure_ascii=False, default=str), "the item's value")
         record_id = item_record_id(namespace, op.key)
         if op.value is None:
             self.memory.archive.delete([record_id], user_id=user)
             return
+        if not isinstance(op.value, Mapping) or not all(isinstance(k, str) for k in op.value):
+            raise TypeError(
+                "an item's value is a dict with string keys, got "
+                f"{type(op.value).__name__}; wrap it, e.g. {{'content': ...}}"
+            )
+        index = _check_index(op.index)
         if op.ttl is not None and not (isinstance(op.ttl, (int, float)) and op.ttl > 0):
             raise ValueError(f"ttl is a positive number of minutes or None, got {op.ttl!r}")
         value = dict(op.value)
+        texts = [] if index is False else _texts(value, self._fields(index))
+        text = "\n".join(texts)
+        check_text(text, "the item's text")  # before anything is read or replaced
+        check_text(json.dumps(value, ensure_ascii=False, default=str), "the item's value")
         now = datetime.now(timezone.utc)
-        expires = now + timedelta(minutes=float(op.ttl)) if op.ttl is not None else None
-        meta = {
-            _META: {
-                "namespace": list(namespace),
-                "key": op.key,
-                "value": value,
-                "updated_at": now.isoformat(),
-                "ttl": op.ttl,
-            },
-            "source": "langgraph_store",
-            "stated": False,
+        item: dict[str, Any] = {
+            "namespace": list(namespace),
+            "key": op.key,
+            "value": value,
+            "updated_at": now.isoformat(),
+            "ttl": op.ttl,
         }
-        text = _text(value, op.index)
+        embeddings = self.memory.embeddings
+        if len(texts) > 1 and embeddings is not None:  # one vector per field text
+            vectors = _unit(np.asarray(embeddings.embed_documents(texts), dtype=np.float32))
+            item["vectors"] = _encode_vectors(vectors)
+            item["dim"] = int(vectors.shape[1])
+        meta = {_META: item, "source": "langgraph_store", "stated": False}
         current = self.memory.archive.get([record_id], user_id=user)
-        if current:
-            old = current[0]
-            self.memory.archive.update_record(
-                replace(old, text=text, metadata=meta, expires_at=expires, thread_id=None)
+        self.memory.archive.put_record(  # insert or replace: a racing delete never fails it
+            MemoryRecord.new(
+                id=record_id,
+                user_id=user,
+                kind="observation",
+                text=text,
+                created_at=current[0].created_at if current else now,
+                metadata=meta,
+                expires_at=now + timedelta(minutes=float(op.ttl)) if op.ttl is not None else None,
             )
-            return
-        self.memory.archive.add(
-            [
-                MemoryRecord.new(
-                    id=record_id,
-                    user_id=user,
-                    kind="observation",
-                    text=text,
-                    created_at=now,
-                    metadata=meta,
-                    expires_at=expires,
-                )
-            ]
-        )
-        self._replace_expired(record_id, user, text, meta, now, expires)
-
-    def _replace_expired(
-        self,
-        record_id: str,
-        user: str,
-        text: str,
-        meta: dict[str, Any],
-        now: datetime,
-        expires: datetime | None,
-    ) -> None:
-        """An expired, unswept record under the same id skipped the add: sweep it, add again."""
-        if self.memory.archive.get([record_id], user_id=user):
-            return
-        self.memory.archive.delete([record_id], user_id=user)
-        self.memory.archive.add(
-            [
-                MemoryRecord.new(
-                    id=record_id,
-                    user_id=user,
-                    kind="observation",
-                    text=text,
-                    created_at=now,
-                    metadata=meta,
-                    expires_at=expires,
-                )
-            ]
         )
 
     def _candidates(self, prefix: tuple[str, ...], flt: Mapping[str, Any] | None) -> list[Any]:
@@ -429,16 +474,18 @@ class TieredMemoryStore(BaseStore):
         return found
 
     def _scores(self, query: str, records: Sequence[MemoryRecord]) -> dict[str, float]:
-        """Absolute scores of ``records`` for ``query``: cosine similarity, or a keyword
-        match's ``bm25 / (1 + bm25)`` when that is higher."""
+        """Absolute scores of ``records`` for ``query``: cosine similarity (of the best
+        field, for an item indexed by several), or a keyword match's
+        ``bm25 / (1 + bm25)`` when that is higher."""
         scores: dict[str, float] = {}
         by_user: dict[str, int] = {}
         for record in records:
             by_user[record.user_id] = by_user.get(record.user_id, 0) + 1
         archive = self.memory.archive
+        embeddings = self.memory.embeddings
         for user in by_user:
             n = max(1, archive.count(user))
-            if self.memory.embeddings is not None:
+            if embeddings is not None:
                 for record, cosine in archive.dense_search(
                     query, user_id=user, kinds="observation", n=n
                 ):
@@ -448,10 +495,26 @@ class TieredMemoryStore(BaseStore):
             ):
                 keyword = float(bm25) / (1.0 + float(bm25)) if bm25 > 0 else 0.0
                 scores[record.id] = max(scores.get(record.id, keyword), keyword)
+        fielded = [r for r in records if "vectors" in r.metadata[_META]]
+        if fielded and embeddings is not None:
+            asked = _unit(np.asarray(embeddings.embed_query(query), dtype=np.float32))
+            for record in fielded:
+                meta = record.metadata[_META]
+                vectors = _decode_vectors(meta["vectors"], int(meta["dim"]))
+                if vectors.shape[1] != asked.shape[0]:
+                    continue  # embedded by other embeddings: the record's own vector scores
+                best = float(np.max(vectors @ asked))
+                scores[record.id] = max(best, scores.get(record.id, best))
         return scores
 
     def _search(self, op: SearchOp) -> list[SearchItem]:
         prefix = self._check_namespace(op.namespace_prefix)
+        if op.query is not None and not isinstance(op.query, str):
+            raise TypeError(f"query is a string or None, got {type(op.query).__name__}")
+        if op.filter is not None and not isinstance(op.filter, Mapping):
+            raise TypeError(f"filter is a dict or None, got {type(op.filter).__name__}")
+        _check_int("limit", op.limit, minimum=0)
+        _check_int("offset", op.offset, minimum=0)
         records = self._candidates(prefix, op.filter)
         if op.query:
             scores = self._scores(clean_text(op.query), [r for r in records if r.text])
@@ -474,8 +537,15 @@ class TieredMemoryStore(BaseStore):
     def _list_namespaces(self, op: ListNamespacesOp) -> list[tuple[str, ...]]:
         prefix: tuple[str, ...] = ()
         for condition in op.match_conditions or ():
+            path = condition.path
+            if not isinstance(path, (tuple, list)) or not all(isinstance(p, str) for p in path):
+                raise TypeError(f"a {condition.match_type} is a tuple of strings, got {path!r}")
             if condition.match_type == "prefix":
-                prefix = tuple(condition.path)
+                prefix = tuple(path)
+        if op.max_depth is not None:
+            _check_int("max_depth", op.max_depth, minimum=1)
+        _check_int("limit", op.limit, minimum=0)
+        _check_int("offset", op.offset, minimum=0)
         seen: set[tuple[str, ...]] = set()
         for user in self._users_under(prefix):
             for record in self._records(user):
@@ -501,9 +571,25 @@ class TieredMemoryStore(BaseStore):
                 raise TypeError(f"unknown store operation {type(op).__name__}")
         return results
 
+    def _async_lock(self) -> asyncio.Lock:
+        """The lock that orders this store's async calls on the running event loop."""
+        loop = asyncio.get_running_loop()
+        with self._locks_guard:
+            lock = self._async_locks.get(loop)
+            if lock is None:
+                lock = self._async_locks[loop] = asyncio.Lock()
+        return lock
+
     async def abatch(self, ops: Iterable[Op]) -> list[Result]:
-        """Async twin of :meth:`batch` (runs in a worker thread)."""
-        return await asyncio.to_thread(self.batch, list(ops))
+        """Async twin of :meth:`batch` (runs in a worker thread).
+
+        Calls on one event loop run one at a time in the order they were made,
+        as in LangGraph's async stores: of writes to one key gathered together,
+        the last made wins.
+        """
+        ops = list(ops)
+        async with self._async_lock():
+            return await asyncio.to_thread(self.batch, ops)
 
     # -- TTL ----------------------------------------------------------------------
 

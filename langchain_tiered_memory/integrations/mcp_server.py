@@ -54,7 +54,6 @@ from datetime import datetime, timedelta, timezone
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from langchain_tiered_memory import __version__ as package_version
 from langchain_tiered_memory.budget.context import quote_recalled
 from langchain_tiered_memory.ids import check_id
 from langchain_tiered_memory.integrations.tools import (
@@ -66,6 +65,7 @@ from langchain_tiered_memory.integrations.tools import (
 from langchain_tiered_memory.records import MemoryRecord
 from langchain_tiered_memory.store import MemoryStore
 from langchain_tiered_memory.tiers.core import BLOCKS, CoreFact
+from langchain_tiered_memory.version import __version__ as package_version
 from langchain_tiered_memory.write.importance import rate_importance
 
 if TYPE_CHECKING:
@@ -160,7 +160,8 @@ class MemoryTools:
             kind="observation",
             text=text,
             importance=rate_importance(text),
-            metadata={"source": "mcp", "stated": False},
+            # kept because the user asked: said, not inferred (recall does not mark it "possibly")
+            metadata={"source": "mcp", "stated": True},
             expires_at=expires_at,
         )
         self.store.archive.add([record])

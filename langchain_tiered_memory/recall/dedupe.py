@@ -23,7 +23,7 @@ from dataclasses import replace
 from langchain_tiered_memory.recall.signals import text_words
 from langchain_tiered_memory.records import ScoredRecord
 
-__all__ = ["dedupe_key", "merge_near_duplicates"]
+__all__ = ["dedupe_key", "fold_repeated_lines", "merge_near_duplicates"]
 
 _DIGIT = re.compile(r"\d")
 # A lower-ranked text whose distinct words are this much inside a kept one's adds nothing.
@@ -148,3 +148,69 @@ def merge_near_duplicates(
         kept_words.append(words)
         unique.append(item)
     return unique
+
+
+# Lines shorter than this many words ("assistant: Noted.") are too common to say a record repeats.
+_LINE_WORDS = 4
+
+
+def fold_repeated_lines(
+    ranked: Sequence[ScoredRecord], *, k: int | None = None, share: float = 0.5
+) -> list[ScoredRecord]:
+    """Fold a summary that opens like a better-ranked one, and mostly repeats it, into it.
+
+    Running summaries carry their oldest lines forward ("[t2] user: My trip to
+    Kyoto is on 14 April..." opens each of them), so the lines a question
+    matches are the same in each, and three summaries would spend three
+    recall slots on one line. A ``summary`` record of two lines or more
+    whose first line opens a better-ranked summary kept already, and whose
+    lines kept already (of four words or more, compared by
+    :func:`dedupe_key`) make up at least ``share`` of its words, is folded
+    into that summary (which gains its ``sources``, as in
+    :func:`merge_near_duplicates`). Other records are left alone: turns
+    share lines too ("assistant: I can't help with that.") without
+    repeating each other.
+
+    Example:
+        >>> from langchain_tiered_memory.records import MemoryRecord
+        >>> def hit(text, source):
+        ...     r = MemoryRecord.new(user_id="u", kind="summary", text=text, sources=(source,))
+        ...     return ScoredRecord(r, 1.0)
+        >>> trip = "[t2] user: My trip to Kyoto is on 14 April at 9:40."
+        >>> kept = fold_repeated_lines([hit(trip + "\\n[t6] user: A reply for Bob?", "turn:1"),
+        ...                             hit(trip + "\\n[t15] user: Priya got promoted.", "turn:12"),
+        ...                             hit("user: I play the cello.", "turn:20")])
+        >>> [(h.record.text.splitlines()[-1], h.record.sources) for h in kept]
+        ... # doctest: +NORMALIZE_WHITESPACE
+        [('[t6] user: A reply for Bob?', ('turn:1', 'turn:12')),
+         ('user: I play the cello.', ('turn:20',))]
+    """
+    if not 0 < share <= 1:
+        raise ValueError(f"share must be in (0, 1], got {share}")
+    kept: list[ScoredRecord] = []
+    holder: dict[str, int] = {}  # a kept line's key -> the kept record it is in
+    for item in ranked:
+        summary = item.record.kind == "summary"
+        lines = [key for line in item.record.text.splitlines() if (key := dedupe_key(line))]
+        long_lines = [key for key in lines if len(key.split()) >= _LINE_WORDS] if summary else []
+        total = sum(len(key.split()) for key in lines)
+        seen = [key for key in long_lines if key in holder]
+        if (
+            len(lines) >= 2
+            and seen
+            and lines[0] == seen[0]
+            and sum(len(key.split()) for key in seen) >= share * total
+        ):
+            into = holder[seen[0]]
+            target = kept[into]
+            extra = tuple(s for s in item.record.sources if s not in target.record.sources)
+            if extra:
+                record = replace(target.record, sources=target.record.sources + extra)
+                kept[into] = ScoredRecord(record, target.score, target.parts)
+            continue
+        if k is not None and len(kept) >= k:
+            break
+        for key in long_lines:
+            holder.setdefault(key, len(kept))
+        kept.append(item)
+    return kept

@@ -90,14 +90,24 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 from datetime import datetime
 from typing import Any, Literal, Protocol
 
 import numpy as np
 from langchain_core.embeddings import Embeddings
 
-from langchain_tiered_memory.recall.dedupe import dedupe_key, merge_near_duplicates
+from langchain_tiered_memory.recall.calibration import (
+    Calibration,
+    calibration_inputs,
+    default_calibration,
+    default_min_score,
+)
+from langchain_tiered_memory.recall.dedupe import (
+    dedupe_key,
+    fold_repeated_lines,
+    merge_near_duplicates,
+)
 from langchain_tiered_memory.recall.excerpt import RECALL_EXCERPT_CHARS, excerpt
 from langchain_tiered_memory.recall.ranker import (
     FEATURES,
@@ -109,9 +119,11 @@ from langchain_tiered_memory.recall.signals import (
     Candidate,
     addressed_roles,
     borrow_from_previous,
+    holds_identifiers,
     keyword_scale,
     min_max,
     named_speakers,
+    quoted_identifiers,
     recency_score,
     speaker_of,
     strip_names,
@@ -132,6 +144,7 @@ __all__ = [
     "addressed_roles",
     "borrow_from_previous",
     "dedupe_key",
+    "fold_repeated_lines",
     "keyword_scale",
     "merge_candidates",
     "merge_near_duplicates",
@@ -239,6 +252,8 @@ def score_candidates(
     keyword_floor: float = 0.5,
     time_window: TimeWindow | Literal["auto"] | None = "auto",
     ranker: LinearRanker | None = None,
+    calibration: Calibration | Literal["default"] | None = None,
+    min_score: float | None = None,
 ) -> list[ScoredRecord]:
     """Rank candidates by their weighted, scaled signals or by a learned model (pure).
 
@@ -258,7 +273,10 @@ def score_candidates(
         dedupe: Merge near-duplicates into the best-ranked copy: records with
             the same normalised text, a word-set Jaccard similarity of at least
             ``near_duplicate``, or whose words are (95%) all in a better-ranked
-            record. The copy kept gains the others' ``sources``.
+            record, and summaries that open like a better-ranked one and mostly
+            repeat it (running summaries carry their oldest lines forward,
+            :func:`fold_repeated_lines`).
+            The copy kept gains the others' ``sources``.
         near_duplicate: Jaccard threshold for near-duplicates (texts of four
             or more distinct words).
         session_top: The session signal sums this many best relevance scores.
@@ -275,10 +293,30 @@ def score_candidates(
             ``keyword_floor`` then do not apply; ``parts`` holds the scaled
             dense, keyword, speaker, session and time signals as the model saw
             them and ``learned``, the model's score.
+        calibration: Turn the ranking scores into calibrated scores in [0, 1]
+            (:mod:`~langchain_tiered_memory.recall.calibration`): a
+            :class:`~.calibration.Calibration`, or ``"default"`` for the
+            packaged model of this ranker (learned or hand-set) and archive
+            (with or without dense scores). ``parts["rank_score"]`` then
+            keeps the ranking score. ``None``: scores stay uncalibrated.
+        min_score: The relevance floor: return nothing when no candidate
+            scores at least this (with a calibration, a calibrated score, e.g.
+            :data:`~.calibration.DEFAULT_MIN_SCORE`) or holds an identifier
+            the query quotes. Otherwise the best ``k`` come back, each with
+            its score. (A floor per record would cut what the lower ranks
+            find: measured, it costs recall; ``benchmarks/README.md``.)
+
+    A record that holds more of the codes, numbers and quoted names of the
+    query (:func:`~.signals.quoted_identifiers`: ``"4821-3907"``,
+    ``"LX1234"``, a phrase in quotes) ranks before one that holds fewer,
+    whatever the other signals say: a near miss (``"4821-3970"``) never
+    outranks the exact one.
 
     Returns:
         :class:`~langchain_tiered_memory.records.ScoredRecord` items, best
-        first; ``parts`` holds each scaled signal and ``score`` their weighted sum.
+        first; ``parts`` holds each scaled signal and ``score`` their
+        weighted sum (or its calibrated value; ``parts["identifiers"]``, the
+        quoted identifiers the record holds, when the query has any).
 
     Example:
         >>> from datetime import timedelta, timezone
@@ -323,13 +361,53 @@ def score_candidates(
             keyword_floor,
             time_window,
         )
-    scored.sort(key=lambda s: -s.score)
+    model = _calibration_for(calibration, ranker, candidates)
+    if model is not None:
+        inputs = calibration_inputs(candidates, [s.score for s in scored], query or "")
+        calibrated = model.probability(inputs)
+        scored = [
+            ScoredRecord(s.record, float(p), s.parts | {"rank_score": s.score})
+            for s, p in zip(scored, calibrated, strict=True)
+        ]
+    identifiers = quoted_identifiers(query) if query else []
+    if identifiers:
+        scored = [
+            ScoredRecord(
+                s.record,
+                s.score,
+                s.parts | {"identifiers": holds_identifiers(s.record.text, identifiers)},
+            )
+            for s in scored
+        ]
+    if calibration == "default" and model is None:
+        min_score = None  # no packaged model (logged): a floor on raw scores would mean nothing
+    if min_score is not None and not any(
+        s.score >= min_score or s.parts.get("identifiers") for s in scored
+    ):
+        return []  # nothing is relevant enough: no best-of-the-rest
+    scored.sort(key=lambda s: (-s.parts.get("identifiers", 0), -s.score))
     if not dedupe:
         return scored[:k] if k is not None else scored
-    return merge_near_duplicates(scored, k=k, threshold=near_duplicate)
+    if k is None or not any(s.record.kind == "summary" for s in scored):
+        return fold_repeated_lines(merge_near_duplicates(scored, k=k, threshold=near_duplicate))
+    # summaries may fold into one another (fold_repeated_lines): merge a spare margin
+    merged = merge_near_duplicates(scored, k=2 * k + 8, threshold=near_duplicate)
+    return fold_repeated_lines(merged, k=k)
 
 
 _COLUMN = {name: i for i, name in enumerate(FEATURES)}
+
+
+def _calibration_for(
+    calibration: Calibration | Literal["default"] | None,
+    ranker: LinearRanker | None,
+    candidates: Sequence[Candidate],
+) -> Calibration | None:
+    """The calibration model to apply (``"default"``: the packaged one for this case)."""
+    if calibration != "default":
+        return calibration
+    dense = any(c.dense is not None for c in candidates)
+    return default_calibration("hand" if ranker is None else "learned", dense=dense)
 
 
 def _learned_scores(
@@ -622,13 +700,17 @@ class Recaller:
             :class:`~langchain_tiered_memory.storage.sqlite.archive.SQLiteArchive`.
         embeddings: Embeds the query, once per recall (archives whose vector
             index embeds by itself, like ``VectorStoreArchive``, get the text).
-        weights: Signal weights (with a ``ranker``, only ``recency`` and
-            ``importance`` apply).
+        weights: Signal weights. Giving them with ``ranker="default"``
+            selects the hand-set scorer, which they steer (every weight
+            applies); with a :class:`~.ranker.LinearRanker` of your own only
+            ``recency`` and ``importance`` apply, added to its score.
+            ``None`` (the default): the learned ranker, with
+            :class:`RecallWeights`' default recency and importance terms.
         ranker: How candidates are scored: ``"default"`` (the learned ranker
-            shipped in the package, :func:`~.ranker.default_ranker`; the
-            hand-set ``weights`` if it cannot be read), a
-            :class:`~.ranker.LinearRanker` of your own, or ``None`` for the
-            hand-set ``weights``.
+            shipped in the package, :func:`~.ranker.default_ranker`, unless
+            ``weights`` are given; the hand-set weights if it cannot be
+            read), a :class:`~.ranker.LinearRanker` of your own, or ``None``
+            for the hand-set ``weights``.
         k: Records returned by default.
         dense_candidates: Dense hits pulled per query (a wide net, so most
             keyword hits get a dense score too).
@@ -637,6 +719,17 @@ class Recaller:
         strip_speaker_names: Take the names of the speakers the query asks
             about out of the text that is embedded (and keyword-searched).
         recency_decay, relevance_floor, dedupe: see :func:`score_candidates`.
+        calibrated: Report calibrated scores in [0, 1]
+            (:mod:`~langchain_tiered_memory.recall.calibration`, the packaged
+            model of the ranker in use); ``False``: the ranker's own scores.
+        min_score: The relevance floor: recall returns nothing when no
+            candidate's calibrated score reaches it, so a question whose
+            answer is not in memory recalls nothing rather than the best of
+            the rest. ``"default"``: :data:`~.calibration.DEFAULT_MIN_SCORE`
+            with the embedder it was measured for (the offline default,
+            :func:`~.calibration.default_min_score`), no floor with any
+            other; ``None``: no floor. A record holding a code or number the
+            query quotes always counts.
         touch: Mark returned records as accessed (drives recency), with the
             archive's ``note_access`` (batched, off the recall's path) if it
             has one, else its ``touch``.
@@ -663,7 +756,7 @@ class Recaller:
 
     archive: RecallArchive
     embeddings: Embeddings | None
-    weights: RecallWeights = field(default_factory=RecallWeights)
+    weights: RecallWeights | None = None
     ranker: LinearRanker | Literal["default"] | None = "default"
     k: int = DEFAULT_K
     dense_candidates: int = 200
@@ -675,10 +768,17 @@ class Recaller:
     dedupe: bool = True
     touch: bool = True
     supersession: bool = True
+    calibrated: bool = True
+    min_score: float | Literal["default"] | None = "default"
 
     def __post_init__(self) -> None:
         if self.k < 1:
             raise ValueError(f"k must be >= 1, got {self.k}")
+        if self.weights is not None and not isinstance(self.weights, RecallWeights):
+            raise TypeError(f"weights must be RecallWeights or None, got {self.weights!r}")
+        floor = self.floor()
+        if floor is not None and self.calibrated and not 0.0 <= floor <= 1.0:
+            raise ValueError(f"min_score is a calibrated score in [0, 1], got {floor}")
         if not (
             self.ranker is None or self.ranker == "default" or isinstance(self.ranker, LinearRanker)
         ):
@@ -730,7 +830,9 @@ class Recaller:
             relevance_floor=self.relevance_floor,
             fusion=self.fusion,
             dedupe=self.dedupe,
-            ranker=default_ranker() if self.ranker == "default" else self.ranker,
+            ranker=self.scorer(),
+            calibration="default" if self.calibrated else None,
+            min_score=self.floor(),
         )
         if self.supersession and superseded:
             ranked = self._resolve_superseded(ranked, superseded, candidates, user_id)[:want]
@@ -743,6 +845,32 @@ class Recaller:
             elif (touch := getattr(self.archive, "touch", None)) is not None:
                 touch(ids, when, user_id=user_id)
         return ranked
+
+    def floor(self) -> float | None:
+        """The relevance floor in force (``min_score``, ``"default"`` resolved).
+
+        Example:
+            >>> Recaller(None, None).floor() is None  # keyword-only: not measured, no floor
+            True
+            >>> Recaller(None, None, min_score=0.2).floor()
+            0.2
+        """
+        if self.min_score == "default":
+            return default_min_score(self.embeddings)
+        return self.min_score
+
+    def scorer(self) -> LinearRanker | None:
+        """The learned ranker recall scores with, or ``None`` for the hand-set weights.
+
+        Example:
+            >>> Recaller(None, None).scorer() is default_ranker()
+            True
+            >>> Recaller(None, None, weights=RecallWeights(recency=5.0)).scorer() is None
+            True
+        """
+        if self.ranker == "default":
+            return default_ranker() if self.weights is None else None
+        return self.ranker
 
     def candidates(
         self,

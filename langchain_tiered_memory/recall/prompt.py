@@ -26,7 +26,7 @@ Example:
 from __future__ import annotations
 
 from collections.abc import Iterable
-from typing import Any
+from typing import Any, Literal
 
 from langchain_core.embeddings import Embeddings
 
@@ -50,6 +50,7 @@ def recall_for_prompt(
     buffered: Iterable[int],
     k: int,
     gate: GateDecision | None = None,
+    min_score: float | Literal["default"] | None = "default",
 ) -> tuple[list[RecalledMemory], dict[str, Any]]:
     """The best ``k`` records of ``user_id`` for a (cleaned) ``query`` that the prompt
     does not carry already, and the payload of their ``recall`` audit event.
@@ -63,8 +64,10 @@ def recall_for_prompt(
         buffered: The indices of the turns in that thread's buffer.
         k: How many to return.
         gate: The gate's decision, recorded in the event.
+        min_score: The relevance floor (a calibrated score, ``"default"`` or
+            ``None``), see :class:`~langchain_tiered_memory.recall.hybrid.Recaller`.
     """
-    recaller = Recaller(archive, embeddings, k=k)
+    recaller = Recaller(archive, embeddings, k=k, min_score=min_score)
     hits = recaller.recall(query, user_id=user_id, k=k + SPARE)
     in_buffer = {f"turn:{index}" for index in buffered}
     kept = [

@@ -28,9 +28,11 @@ __all__ = [
     "Candidate",
     "addressed_roles",
     "borrow_from_previous",
+    "holds_identifiers",
     "keyword_scale",
     "min_max",
     "named_speakers",
+    "quoted_identifiers",
     "recency_score",
     "speaker_of",
     "strip_names",
@@ -279,3 +281,61 @@ def strip_names(query: str, names: Iterable[str]) -> str:
         text = re.sub(rf"\b{re.escape(name)}(?:['’]s)?\b", " ", text, flags=re.IGNORECASE)
     text = re.sub(r"\s+([?.!,])", r"\1", " ".join(text.split()))
     return text if text_words(text) else query
+
+
+# A number with a unit or an ordinal ("3rd", "10km", "1990s") is not an identifier.
+_MEASURE = re.compile(r"\d+(?:st|nd|rd|th|s|k|km|kg|mb|gb|am|pm|h|m|min|yo)", re.IGNORECASE)
+# Nor is a plain number written with separators ("1,200", "3.5", "1,2023").
+_PLAIN_NUMBER = re.compile(r"[\d.,]+")
+_EDGE = "\"'“”‘’«»()[]{}<>.,;:!?"
+
+
+def quoted_identifiers(query: str) -> list[str]:
+    """The codes and numbers in ``query`` that a record must hold verbatim.
+
+    An identifier is a word with a digit in it that is not a plain count,
+    year, amount or measure: five characters or more (``48213907``,
+    ``4821-3907``), or letters and digits mixed (``B12``, ``XJ9K``).
+    Case-folded, in the order they occur. (Titles in quotation marks are
+    not: the answer about a quoted book is as often the turn after the one
+    naming it, and ranking every turn that names it first cost LoCoMo
+    recall.)
+
+    Example:
+        >>> quoted_identifiers("Where is order 4821-3907? And booking AB77?")
+        ['4821-3907', 'ab77']
+        >>> quoted_identifiers("What did Ana do on December 1,2023, the 3rd, with 1,200 people?")
+        []
+        >>> quoted_identifiers("Is flight LX1234 on time?")
+        ['lx1234']
+    """
+    found: list[str] = []
+    for token in query.split():
+        token = token.strip(_EDGE).casefold()
+        if not any(ch.isdigit() for ch in token) or _MEASURE.fullmatch(token):
+            continue
+        if _PLAIN_NUMBER.fullmatch(token) and not token.isdigit():
+            continue
+        mixed = any(ch.isalpha() for ch in token)
+        if (len(token) >= 5 or (mixed and len(token) >= 3)) and token not in found:
+            found.append(token)
+    return found
+
+
+def holds_identifiers(text: str, identifiers: Sequence[str]) -> int:
+    """How many of ``identifiers`` (:func:`quoted_identifiers`) ``text`` holds as whole words.
+
+    Example:
+        >>> holds_identifiers("Order 4821-3907 is confirmed.", ["4821-3907"])
+        1
+        >>> holds_identifiers("Order 4821-39070 is confirmed.", ["4821-3907"])
+        0
+    """
+    if not identifiers:
+        return 0
+    folded = " ".join(text.casefold().split())
+    return sum(
+        1
+        for ident in identifiers
+        if re.search(rf"(?<![\w-]){re.escape(ident)}(?![\w]|-\w)", folded) is not None
+    )

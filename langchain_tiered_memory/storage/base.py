@@ -34,7 +34,7 @@ from langchain_core.messages import BaseMessage
 from langchain_tiered_memory.ids import check_id
 from langchain_tiered_memory.records import RECORD_KINDS, MemoryRecord, RecordKind
 from langchain_tiered_memory.storage.codec import to_micros
-from langchain_tiered_memory.values.facts import FactStore
+from langchain_tiered_memory.values.facts import CoreFact, FactStore, FactUpdate
 from langchain_tiered_memory.values.turns import Turn
 
 __all__ = [
@@ -47,6 +47,8 @@ __all__ = [
     "BackendCheckpoints",
     "Closes",
     "EmbeddingCache",
+    "ExtractionCommit",
+    "FactChange",
     "Flushes",
     "ForgetCounts",
     "LogCursor",
@@ -197,6 +199,52 @@ class AppendResult:
 
 
 @dataclass(frozen=True)
+class FactChange:
+    """One change an extraction batch makes to a user's core facts
+    (:meth:`MemoryBackend.commit_extraction` writes a batch's changes as one).
+
+    Attributes:
+        fact: The version to write (an add, or an update superseding the subject's
+            current version); ``None`` for an end.
+        end: ``(subject, block)`` of a current fact that stopped holding (an end);
+            ``None`` for a write.
+        reason: Why (kept on the version it retires, and in the audit event).
+        audit: What the ``write`` audit event of the change carries besides the ids
+            (the action, the model's reason, the turns): ids and short text, no fact text.
+
+    Example:
+        >>> FactChange(fact=CoreFact.new("diet", "vegan"), reason="new").action
+        'write'
+        >>> FactChange(end=("smoking", "human"), reason="quit").action
+        'end'
+    """
+
+    fact: CoreFact | None = None
+    end: tuple[str, str] | None = None
+    reason: str = "updated"
+    audit: Mapping[str, Any] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        if (self.fact is None) == (self.end is None):
+            raise ValueError("a FactChange is a write (fact=...) or an end (end=...), not both")
+
+    @property
+    def action(self) -> Literal["write", "end"]:
+        """``"write"`` or ``"end"``."""
+        return "write" if self.fact is not None else "end"
+
+
+@dataclass(frozen=True)
+class ExtractionCommit:
+    """What :meth:`MemoryBackend.commit_extraction` wrote: the thread's head as written,
+    the fact writes (in the order given) and the versions ended."""
+
+    head: ThreadHead
+    updates: tuple[FactUpdate, ...] = ()
+    ended: tuple[CoreFact, ...] = ()
+
+
+@dataclass(frozen=True)
 class ForgetCounts:
     """What a forget by words deleted (:meth:`MemoryBackend.forget_matching`).
 
@@ -344,6 +392,11 @@ class RecordStore(Protocol):
         """Replace a stored record (same id and user)."""
         ...
 
+    def put_record(self, record: MemoryRecord) -> MemoryRecord:
+        """Insert ``record``, or replace the stored one with its id (same user), atomically:
+        concurrent puts and deletes of one id never fail, the last to commit wins."""
+        ...
+
     def delete(self, ids: Sequence[str], *, user_id: str) -> int:
         """Forget these records of ``user_id``; returns how many."""
         ...
@@ -489,6 +542,23 @@ class MemoryBackend(FactStore, Protocol):
     def advance_extraction(self, head: ThreadHead, through: int) -> ThreadHead | None:
         """Move the thread's fact-extraction watermark from where ``head`` saw it
         (compare-and-set); returns the head as written, or ``None`` if it had moved."""
+        ...
+
+    def commit_extraction(
+        self,
+        head: ThreadHead,
+        through: int,
+        changes: Sequence[FactChange],
+        *,
+        records: Sequence[MemoryRecord] = (),
+    ) -> ExtractionCommit | None:
+        """Write an extraction batch's fact changes (with their archive records and
+        ``write`` audit events), archive ``records`` ("possibly" facts) and move the
+        thread's extraction watermark to ``through`` - in one transaction, if the
+        watermark is still where ``head`` saw it and the user was not forgotten since
+        (compare-and-set). Returns what was written, or ``None``, having changed
+        nothing: so a batch is written once, whichever view or process gets there first.
+        """
         ...
 
     def clear_thread(self, user_id: str, thread_id: str) -> None:

@@ -21,7 +21,7 @@ Example:
     Memory in my prompt: core memory: [human] - allergy:peanuts: allergic to peanuts (stated, ...).
 """
 
-from langchain_tiered_memory.testing.chat_models import EchoChatModel, echo_reply
+from langchain_tiered_memory.models.echo import EchoChatModel, echo_reply
 from langchain_tiered_memory.testing.embeddings import HashEmbeddings, StemAxisEmbeddings
 
 __all__ = ["EchoChatModel", "HashEmbeddings", "StemAxisEmbeddings", "echo_reply"]

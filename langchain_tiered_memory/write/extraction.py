@@ -1,6 +1,6 @@
 """Fact extraction: from turns to structured, sourced facts.
 
-Two extractors share one output type, :class:`ExtractedFact`:
+Two extractors share one output type, :class:`~.candidate.Candidate`:
 
 * :class:`RuleBasedExtractor` - no LLM, the offline default. Facts said in
   passing, in English and Chinese ("I can't eat gluten", "My wife's name is
@@ -26,7 +26,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import replace
 from datetime import datetime
 from typing import Literal
 
@@ -35,8 +35,8 @@ from langchain_core.messages import HumanMessage, SystemMessage
 from pydantic import BaseModel, Field
 
 from langchain_tiered_memory.models import require_chat_model as _resolve
-from langchain_tiered_memory.tiers.core import FactCategory
 from langchain_tiered_memory.values.turns import Turn, message_text
+from langchain_tiered_memory.write.candidate import Candidate
 from langchain_tiered_memory.write.fact_time import clause_time
 from langchain_tiered_memory.write.forget import ForgetRequest, detect_forget
 from langchain_tiered_memory.write.importance import rate_importance
@@ -45,6 +45,7 @@ from langchain_tiered_memory.write.rules import find_facts, readable_prefix
 logger = logging.getLogger(__name__)
 
 __all__ = [
+    "Candidate",
     "ExtractedFact",
     "ForgetRequest",
     "LLMExtractor",
@@ -53,36 +54,9 @@ __all__ = [
 ]
 
 
-@dataclass(frozen=True)
-class ExtractedFact:
-    """A fact found in a turn, before promotion.
-
-    Attributes:
-        subject: Key that later facts about the same thing share
-            (``allergy:peanuts``, ``home_city``, ``likes:spicy food``,
-            ``plan:flight``). A key ending in ``:*`` (``budget:*``) means
-            "the latest fact under this prefix" and one starting with ``~``
-            "the fact that mentions these words"; the writer resolves both.
-        content: The fact in plain words.
-        category: preference, fact, plan or task_state.
-        confidence: 0-1.
-        stated: The user said it (True) or it was inferred (False).
-        source_turn: Turn index it came from.
-        importance: 1-10.
-        valid_from: When the fact starts to hold, where the text says
-            (``None``: unknown; see :class:`~langchain_tiered_memory.tiers.core.CoreFact`).
-        valid_until: When it stops holding, where the text says.
-    """
-
-    subject: str
-    content: str
-    category: FactCategory = "fact"
-    confidence: float = 0.9
-    stated: bool = True
-    source_turn: int | None = None
-    importance: float = 5.0
-    valid_from: datetime | None = None
-    valid_until: datetime | None = None
+#: The extractors' former name for :class:`~langchain_tiered_memory.write.candidate.Candidate`
+#: (deprecated: use ``Candidate``; every field it had, it still has).
+ExtractedFact = Candidate
 
 
 class RuleBasedExtractor:
@@ -120,7 +94,7 @@ class RuleBasedExtractor:
         source_turn: int | None = None,
         previous: str = "",
         said_at: datetime | None = None,
-    ) -> list[ExtractedFact]:
+    ) -> list[Candidate]:
         """Facts stated in one user message (``previous``: the message before it).
 
         With ``said_at`` (when the message was said), each fact carries the time
@@ -131,12 +105,8 @@ class RuleBasedExtractor:
         for found in find_facts(text, previous=previous):
             held = clause_time(read, found.content, said_at) if said_at is not None else None
             facts.append(
-                ExtractedFact(
-                    subject=found.subject,
-                    content=found.content,
-                    category=found.category,
-                    confidence=0.5 if found.hedged else 0.9,
-                    stated=not found.hedged,
+                replace(
+                    found,
                     source_turn=source_turn,
                     importance=max(
                         rate_importance(found.content, category=found.category), found.importance
@@ -147,9 +117,9 @@ class RuleBasedExtractor:
             )
         return facts
 
-    def extract(self, turns: Sequence[Turn]) -> list[ExtractedFact]:
+    def extract(self, turns: Sequence[Turn]) -> list[Candidate]:
         """Facts from the user messages of ``turns``."""
-        facts: list[ExtractedFact] = []
+        facts: list[Candidate] = []
         for turn in turns:
             for message in turn.messages:
                 if isinstance(message, HumanMessage):
@@ -164,10 +134,6 @@ class RuleBasedExtractor:
                     )
                     self._previous = text
         return facts
-
-    async def aextract(self, turns: Sequence[Turn]) -> list[ExtractedFact]:
-        """Async twin of :meth:`extract`."""
-        return self.extract(turns)
 
 
 # --- LLM -------------------------------------------------------------------
@@ -235,12 +201,12 @@ class LLMExtractor:
         return [SystemMessage(self.prompt.format(turns=rendered))]
 
     @staticmethod
-    def _convert(result: object, turns: Sequence[Turn]) -> list[ExtractedFact]:
+    def _convert(result: object, turns: Sequence[Turn]) -> list[Candidate]:
         if not isinstance(result, _FactList):
             raise ValueError(f"malformed extraction result: {type(result).__name__}")
         valid = {t.index for t in turns}
         return [
-            ExtractedFact(
+            Candidate(
                 subject=f.subject.strip().lower(),
                 content=f.content.strip(),
                 category=f.category,
@@ -253,18 +219,10 @@ class LLMExtractor:
             if f.subject.strip() and f.content.strip()
         ]
 
-    def extract(self, turns: Sequence[Turn]) -> list[ExtractedFact]:
+    def extract(self, turns: Sequence[Turn]) -> list[Candidate]:
         """One model call for the whole batch. Raises on failure (caller retries)."""
         if not turns:
             return []
         self.calls += 1
         runnable = self.model.with_structured_output(_FactList)
         return self._convert(runnable.invoke(self._input(turns)), turns)
-
-    async def aextract(self, turns: Sequence[Turn]) -> list[ExtractedFact]:
-        """Async twin of :meth:`extract`."""
-        if not turns:
-            return []
-        self.calls += 1
-        runnable = self.model.with_structured_output(_FactList)
-        return self._convert(await runnable.ainvoke(self._input(turns)), turns)

@@ -71,6 +71,10 @@ class ExplicitRecords:
         self._calls["records.delete"] += 1
         return self._inner.delete(ids, user_id=user_id)
 
+    def put_record(self, record: MemoryRecord) -> MemoryRecord:
+        self._calls["records.put_record"] += 1
+        return self._inner.put_record(record)
+
     def keyword_search(self, query: str, **filters: Any) -> list[tuple[MemoryRecord, float]]:
         self._calls["records.keyword_search"] += 1
         return self._inner.keyword_search(query, **filters)
@@ -147,6 +151,9 @@ class ExplicitBackend:
 
     def advance_extraction(self, *args: Any, **kwargs: Any) -> ThreadHead | None:
         return self._call("advance_extraction", *args, **kwargs)
+
+    def commit_extraction(self, *args: Any, **kwargs: Any) -> Any:
+        return self._call("commit_extraction", *args, **kwargs)
 
     def clear_thread(self, *args: Any, **kwargs: Any) -> None:
         self._call("clear_thread", *args, **kwargs)

@@ -33,3 +33,6 @@ def test_demo_facts_come_from_core_memory_and_recall(tmp_path) -> None:
     assert where["peanut"] == "core memory"
     assert set(where.values()) <= {"core memory", "recall", "running summary", "recent turns"}
     assert all(a["gate"]["recall"] for a in result.answers)  # every late question needs memory
+    for answer in result.answers:  # no two recalled records open with the same line
+        openings = [text.splitlines()[0] for text in answer["recalled"]]
+        assert len(openings) == len(set(openings)), answer["recalled"]

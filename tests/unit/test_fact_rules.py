@@ -159,8 +159,8 @@ def test_escaped_and_quoted_text_is_read_plainly() -> None:
 
 def test_dislike_supersedes_the_like() -> None:
     writer = MemoryWriter(CoreMemory())
-    writer.observe([user_turn(0, "I love coffee, two cups a day.")])
-    writer.observe([user_turn(1, "I don't like coffee anymore.")])
+    writer.extract([user_turn(0, "I love coffee, two cups a day.")])
+    writer.extract([user_turn(1, "I don't like coffee anymore.")])
     active = {f.subject: f.content for f in writer.core.active()}
     assert active == {"likes:coffee": "no longer likes coffee"}
     assert [f.status for f in writer.core.history("likes:coffee")] == ["superseded", "active"]
@@ -168,8 +168,8 @@ def test_dislike_supersedes_the_like() -> None:
 
 def test_no_longer_live_there_then_the_new_city() -> None:
     writer = MemoryWriter(CoreMemory())
-    writer.observe([user_turn(0, "I live in Berlin.")])
-    writer.observe([user_turn(1, "I no longer live in Berlin; I live in Munich.")])
+    writer.extract([user_turn(0, "I live in Berlin.")])
+    writer.extract([user_turn(1, "I no longer live in Berlin; I live in Munich.")])
     assert [f.content for f in writer.core.active()] == ["lives in Munich"]
     assert "Berlin" not in writer.core.render()
 
@@ -218,8 +218,8 @@ def test_no_longer_live_there_then_the_new_city() -> None:
 )
 def test_updates_supersede(first: str, second: str, subject: str, now: str, old: str) -> None:
     writer = MemoryWriter(CoreMemory())
-    writer.observe([user_turn(0, first)])
-    writer.observe([user_turn(1, second)])
+    writer.extract([user_turn(0, first)])
+    writer.extract([user_turn(1, second)])
     current = writer.core.get(subject)
     assert current is not None and now in current.content
     assert old not in writer.core.render()

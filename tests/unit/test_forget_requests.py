@@ -3,6 +3,10 @@ and reported truthfully."""
 
 from __future__ import annotations
 
+import pytest
+from langchain_core.messages import AIMessage, HumanMessage
+
+from langchain_tiered_memory.memory import TieredMemory
 from langchain_tiered_memory.tiers.core import CoreFact, CoreMemory
 from langchain_tiered_memory.write import extraction, forget
 from langchain_tiered_memory.write.forget import (
@@ -62,3 +66,17 @@ def test_forget_in_core_removes_every_version_of_the_subject() -> None:
     core.upsert(CoreFact.new("home_city", "moved to Lisbon"))
     removed = forget.forget_in_core(core, ForgetRequest("Lisbon"))
     assert {f.content for f in removed} == {"lives in Paris", "moved to Lisbon"}
+
+
+async def test_forget_about_has_an_async_twin_and_refuses_bad_input() -> None:
+    memory = TieredMemory(context_window=4096)
+    await memory.aadd_messages([HumanMessage("We moved to Porto."), AIMessage("Nice!")])
+    await memory.aadd_messages([HumanMessage("I like jazz."), AIMessage("Me too.")])
+    with pytest.raises(ValueError, match="nothing to match"):
+        await memory.aforget_about("the")
+    with pytest.raises(TypeError, match="string"):
+        memory.forget_about(b"Porto")  # type: ignore[arg-type]
+    assert len(memory.messages) == 4  # nothing deleted by either
+    report = await memory.aforget_about("Porto")
+    assert report.found and report.turns == 1 and memory.last_forget is report
+    assert [m.content for m in memory.messages] == ["I like jazz.", "Me too."]

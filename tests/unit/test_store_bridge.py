@@ -114,6 +114,59 @@ def test_bad_namespaces_and_ttls_are_clear_errors(memory: MemoryStore) -> None:
     assert memory.users() == []
 
 
+NS = ("memories", "ana")
+BAD_CALLS: list[tuple[str, str, tuple, dict, type[Exception], str]] = [
+    ("put", "aput", (NS, "k", [1, 2]), {}, TypeError, "value is a dict"),
+    ("put", "aput", (NS, "k", "text"), {}, TypeError, "value is a dict"),
+    ("put", "aput", (NS, "k", {1: "x"}), {}, TypeError, "string keys"),
+    ("put", "aput", (NS, "k", {"content": "x"}, "content"), {}, TypeError, "index is False"),
+    ("put", "aput", (NS, "k", {"content": "x"}, ["content", 3]), {}, TypeError, "index is"),
+    ("search", "asearch", ((),), {"query": 5}, TypeError, "query is a string"),
+    ("search", "asearch", ((),), {"filter": [1]}, TypeError, "filter is a dict"),
+    ("search", "asearch", ((),), {"limit": -1}, ValueError, "limit must be"),
+    ("search", "asearch", ((),), {"offset": -1}, ValueError, "offset must be"),
+    ("search", "asearch", ("memories",), {}, ValueError, "tuple of non-empty strings"),
+    ("list_namespaces", "alist_namespaces", (), {"prefix": "memories"}, TypeError, "prefix"),
+    ("list_namespaces", "alist_namespaces", (), {"max_depth": 0}, ValueError, "max_depth"),
+    ("list_namespaces", "alist_namespaces", (), {"limit": -1}, ValueError, "limit must be"),
+]
+
+
+@pytest.mark.parametrize(
+    ("sync", "twin", "args", "kwargs", "error", "says"),
+    BAD_CALLS,
+    ids=[f"{c[0]}-{c[5]}-{i}" for i, c in enumerate(BAD_CALLS)],
+)
+def test_bad_arguments_are_clear_errors_and_the_async_twin_agrees(
+    memory: MemoryStore,
+    sync: str,
+    twin: str,
+    args: tuple,
+    kwargs: dict,
+    error: type[Exception],
+    says: str,
+) -> None:
+    store = TieredMemoryStore(memory)
+    store.put(NS, "kept", {"content": "Ana rides trains"})
+    with pytest.raises(error, match=says) as raised:
+        getattr(store, sync)(*args, **kwargs)
+    with pytest.raises(error) as raised_async:
+        asyncio.run(getattr(store, twin)(*args, **kwargs))
+    assert str(raised_async.value) == str(raised.value)
+    assert [(i.key, i.value) for i in store.search(())] == [
+        ("kept", {"content": "Ana rides trains"})
+    ]  # nothing changed
+
+
+def test_empty_prefix_searches_agree(memory: MemoryStore) -> None:
+    store = TieredMemoryStore(memory)
+    store.put(NS, "k", {"content": "Ana rides trains"})
+    for query in (None, "trains"):
+        sync = [(i.key, i.score) for i in store.search((), query=query)]
+        assert sync == [(i.key, i.score) for i in asyncio.run(store.asearch((), query=query))]
+        assert [k for k, _ in sync] == ["k"]
+
+
 def test_async_twins(memory: MemoryStore) -> None:
     store = TieredMemoryStore(memory)
 

@@ -9,10 +9,14 @@ sweeping, the sweeper thread). LangGraph's stores have no user; here the
 user is the namespace's first label (``user_index=0``), so a prefix of one
 label is one user's items and the empty prefix looks through every user's.
 
+The namespace listings run twice: with the user first and with the user
+second (the bridge's default), where a prefix or a ``*`` stands at the
+user's position. Concurrent puts and deletes of one key run as LangGraph's
+test gathers them (all at once), plus the same from plain threads.
+
 Left out, and why: cases about one store's own SQL (injection through filter
-keys, glob escaping, migrations), ``omit_expired=False`` (our reads never
-return an expired item), and ``text_fields`` with one vector per field (an
-item here is one record with one vector: its fields' text joined).
+keys, glob escaping, migrations) and ``omit_expired=False`` (our reads never
+return an expired item).
 """
 
 from __future__ import annotations
@@ -21,6 +25,7 @@ import asyncio
 import math
 import random
 import sqlite3
+import threading
 import time
 from collections import Counter
 from collections.abc import Callable, Iterator
@@ -33,6 +38,7 @@ import pytest
 from langchain_core.embeddings import Embeddings
 from langgraph.store.base import (
     GetOp,
+    IndexConfig,
     InvalidNamespaceError,
     Item,
     ListNamespacesOp,
@@ -84,10 +90,17 @@ Make = Callable[..., TieredMemoryStore]
 def make(tmp_path: Path) -> Iterator[Make]:
     opened: list[MemoryStore] = []
 
-    def build(ttl: TTLConfig | None = None, *, name: str = "data") -> TieredMemoryStore:
+    def build(
+        ttl: TTLConfig | None = None,
+        *,
+        name: str = "data",
+        user_index: int = 0,
+        index: IndexConfig | None = None,
+    ) -> TieredMemoryStore:
         memory = MemoryStore(tmp_path / name, embeddings=CharacterEmbeddings(dims=500))
         opened.append(memory)
-        return TieredMemoryStore(memory, user_index=0, ttl=ttl)
+        extra: dict[str, Any] = {"index": index} if index is not None else {}
+        return TieredMemoryStore(memory, user_index=user_index, ttl=ttl, **extra)
 
     yield build
     for memory in opened:
@@ -99,10 +112,18 @@ def store(make: Make) -> TieredMemoryStore:
     return make()
 
 
+@pytest.fixture(params=[0, 1], ids=["user-first", "user-second"])
+def ns_store(make: Make, request: pytest.FixtureRequest) -> TieredMemoryStore:
+    """The namespace listings run with the user first and second (the default, where
+    a wildcard or a prefix may stand at the user's position)."""
+    return make(user_index=request.param)
+
+
 # -- libs/checkpoint/tests/test_store.py --------------------------------------------
 
 
-def test_list_namespaces_basic(store: TieredMemoryStore) -> None:
+def test_list_namespaces_basic(ns_store: TieredMemoryStore) -> None:
+    store = ns_store
     namespaces = [
         ("a", "b", "c"),
         ("a", "b", "d", "e"),
@@ -138,7 +159,8 @@ def test_list_namespaces_basic(store: TieredMemoryStore) -> None:
     assert store.list_namespaces(prefix=("users", "123")) == [("users", "123")]
 
 
-def test_list_namespaces_with_wildcards(store: TieredMemoryStore) -> None:
+def test_list_namespaces_with_wildcards(ns_store: TieredMemoryStore) -> None:
+    store = ns_store
     namespaces = [
         ("users", "123"),
         ("users", "456"),
@@ -155,9 +177,15 @@ def test_list_namespaces_with_wildcards(store: TieredMemoryStore) -> None:
     )
     assert store.list_namespaces(suffix=("*", "preferences")) == [("guests", "456", "preferences")]
     assert store.list_namespaces(prefix=("*", "users"), suffix=("*", "settings")) == []
+    store.put(namespace=("admin", "users", "settings", "789"), key="foo", value={"d": "x"})
+    assert store.list_namespaces(prefix=("*", "users"), suffix=("*", "789")) == [
+        ("admin", "users", "789"),
+        ("admin", "users", "settings", "789"),
+    ]
 
 
-def test_list_namespaces_pagination(store: TieredMemoryStore) -> None:
+def test_list_namespaces_pagination(ns_store: TieredMemoryStore) -> None:
+    store = ns_store
     for i in range(20):
         store.put(namespace=("namespace", f"sub_{i:02d}"), key=f"id_{i:02d}", value={"d": i})
     for offset in (0, 5, 15):
@@ -165,7 +193,8 @@ def test_list_namespaces_pagination(store: TieredMemoryStore) -> None:
         assert result == [("namespace", f"sub_{i:02d}") for i in range(offset, offset + 5)]
 
 
-def test_list_namespaces_max_depth(store: TieredMemoryStore) -> None:
+def test_list_namespaces_max_depth(ns_store: TieredMemoryStore) -> None:
+    store = ns_store
     namespaces = [("a", "b", "c", "d"), ("a", "b", "c", "e"), ("a", "b", "f"), ("a", "g")]
     for i, ns in enumerate([*namespaces, ("h", "i", "j", "k")]):
         store.put(namespace=ns, key=f"id_{i}", value={"data": f"value_{i:02d}"})
@@ -289,9 +318,12 @@ async def test_async_batched_vector_search_concurrent(store: TieredMemoryStore) 
         )
         for i in range(50)
     ]
-    await asyncio.gather(*[store.aput(("test",), key, value) for key, value in docs])
-    await asyncio.gather(*[store.adelete(("test",), key) for key, _ in docs])
-    await asyncio.gather(*[store.aput(("test",), key, value) for key, value in docs])
+    await asyncio.gather(  # puts, deletes and puts of the same keys, all at once
+        *[store.aput(("test",), key, value) for key, value in docs],
+        *[store.adelete(("test",), key) for key, _ in docs],
+        *[store.aput(("test",), key, value) for key, value in docs],
+    )
+    assert len(await store.asearch(("test",), limit=100)) == 50  # the last write won
     queries: list[tuple[str, dict[str, Any]]] = [
         ("apple", {"color": "red"}),
         ("car", {"color": "blue"}),
@@ -332,6 +364,36 @@ def test_vector_search_edge_cases(store: TieredMemoryStore) -> None:
     store.put(("test",), "doc1", {"text": "test document"})
     for query in ("", None, "test " * 100, "test!@#$%^&*()"):
         assert len(store.search(("test",), query=query)) == 1, query
+
+
+def test_puts_racing_deletes_of_one_key_from_threads_never_raise(store: TieredMemoryStore) -> None:
+    """Not a LangGraph case: the same race from plain threads (600 operations)."""
+    keys = [f"k{i}" for i in range(3)]
+    errors: list[BaseException] = []
+
+    def work(worker: int) -> None:
+        for step in range(100):
+            key = keys[(worker + step) % len(keys)]
+            try:
+                if step % 3 == 2:
+                    store.delete(("race",), key)
+                else:
+                    store.put(("race",), key, {"text": f"w{worker} s{step}", "n": step})
+            except BaseException as error:  # noqa: BLE001 - every failure is counted
+                errors.append(error)
+
+    threads = [threading.Thread(target=work, args=(w,)) for w in range(6)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert errors == []
+    for key in keys:
+        item = store.get(("race",), key)
+        assert item is None or item.value["text"].startswith("w")
+        store.put(("race",), key, {"text": "last"})
+        assert store.get(("race",), key).value == {"text": "last"}  # type: ignore[union-attr]
+    assert store.memory.archive.count("race") == len(keys)  # one record per key
 
 
 # -- libs/checkpoint-sqlite/tests/test_store.py ----------------------------------------
@@ -497,6 +559,44 @@ def test_scores(store: TieredMemoryStore, query: str) -> None:
     cosine = sum(x * y for x, y in zip(a, b, strict=True))
     assert len(results) == 1
     assert results[0].score == pytest.approx(cosine, abs=1e-3)
+
+
+def test_embed_with_path(make: Make) -> None:
+    """Store-level ``index={"fields": [...]}``: one vector per field, the best one scores."""
+    store = make(index={"fields": ["key0", "key1", "key3"]})
+    store.put(("test",), "doc1", {"key1": "xxx", "key2": "yyy", "key3": "zzz"})  # no key0
+    store.put(("test",), "doc2", {"key0": "uuu", "key1": "vvv", "key2": "www", "key3": "xxx"})
+    results = store.search(("test",), query="xxx")
+    assert len(results) == 2 and results[0].key != results[1].key
+    assert results[0].score > 0.9 and results[1].score > 0.9  # type: ignore[operator]
+    for query, first in (("uuu", "doc2"), ("zzz", "doc1")):
+        results = store.search(("test",), query=query)
+        assert len(results) == 2 and results[0].key == first
+        assert results[0].score > results[1].score  # type: ignore[operator]
+    results = store.search(("test",), query="www")  # not indexed: low for both
+    assert len(results) == 2 and results[0].key != results[1].key
+    assert all(r.score < 0.9 for r in results)  # type: ignore[operator]
+
+
+def test_embed_with_path_operation_config(make: Make) -> None:
+    """A put's ``index=[...]`` overrides the store's fields; ``index=False`` indexes nothing."""
+    store = make(index={"fields": ["key17"]})
+    doc3 = {"key0": "aaa", "key1": "bbb", "key2": "ccc", "key3": "ddd"}
+    doc4 = {"key0": "eee", "key1": "bbb", "key2": "fff", "key3": "ggg"}
+    store.put(("test",), "doc3", doc3, index=["key0", "key1"])
+    store.put(("test",), "doc4", doc4, index=["key1", "key3"])
+    for query, first in (("aaa", "doc3"), ("ggg", "doc4")):
+        results = store.search(("test",), query=query)
+        assert len(results) == 2 and results[0].key == first
+        assert len({r.key for r in results}) == 2
+        assert results[0].score > results[1].score  # type: ignore[operator]
+    results = store.search(("test",), query="bbb")
+    assert len(results) == 2 and results[0].key != results[1].key
+    assert abs(results[0].score - results[1].score) < 0.1  # type: ignore[operator]
+    assert all(r.score < 0.9 for r in store.search(("test",), query="ccc"))  # type: ignore[operator]
+    store.put(("test",), "doc5", {"key0": "hhh", "key1": "iii"}, index=False)
+    results = store.search(("test",))
+    assert len(results) == 3 and any(r.key == "doc5" for r in results)
 
 
 def test_basic_store_operations_and_search_items(store: TieredMemoryStore) -> None:

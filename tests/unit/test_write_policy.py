@@ -5,6 +5,7 @@ from langchain_core.language_models import GenericFakeChatModel
 from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
 from langchain_core.runnables import RunnableLambda
 
+from langchain_tiered_memory.memory import TieredMemory
 from langchain_tiered_memory.tiers.core import CoreFact, CoreMemory
 from langchain_tiered_memory.values.turns import Turn
 from langchain_tiered_memory.write.extraction import (
@@ -102,7 +103,7 @@ def test_only_user_messages_are_read() -> None:
 
 def test_promotion_only_for_stated_confident_facts() -> None:
     writer = MemoryWriter(CoreMemory())
-    result = writer.observe(
+    result = writer.extract(
         [user_turn(0, "I'm allergic to peanuts. I think I'm allergic to cats.")]
     )
     assert [u.fact.content for u in result.promoted] == ["allergic to peanuts"]
@@ -112,8 +113,8 @@ def test_promotion_only_for_stated_confident_facts() -> None:
 
 def test_paris_then_berlin_keeps_history() -> None:
     writer = MemoryWriter(CoreMemory())
-    writer.observe([user_turn(2, "I live in Paris.")])
-    result = writer.observe([user_turn(40, "I moved to Berlin.")])
+    writer.extract([user_turn(2, "I live in Paris.")])
+    result = writer.extract([user_turn(40, "I moved to Berlin.")])
     (update,) = result.promoted
     assert update.superseded is not None and update.superseded.content == "lives in Paris"
     assert writer.core.get("home_city").content == "moved to Berlin"
@@ -129,47 +130,57 @@ def test_paris_then_berlin_keeps_history() -> None:
 
 def test_restating_is_not_a_new_version() -> None:
     writer = MemoryWriter(CoreMemory())
-    writer.observe([user_turn(0, "I live in Paris.")])
-    result = writer.observe([user_turn(1, "I live in Paris.")])
+    writer.extract([user_turn(0, "I live in Paris.")])
+    result = writer.extract([user_turn(1, "I live in Paris.")])
     assert result.promoted == [] and len(writer.core.history("home_city")) == 1
 
 
-def test_each_turn_is_observed_once() -> None:
-    writer = MemoryWriter(CoreMemory())
-    turn = user_turn(0, "I live in Paris.")
-    writer.observe([turn])
-    assert writer.observe([turn]).promoted == []
+def test_each_turn_is_extracted_once_whichever_view_adds_the_next() -> None:
+    # the watermark lives in the store: a second view of the thread does not extract
+    # the first view's turn again
+    first = TieredMemory(context_window=4096)
+    first.add_messages([HumanMessage("I live in Paris."), AIMessage("ok")])
+    second = TieredMemory(context_window=4096, store=first.store)
+    second.add_messages([HumanMessage("I moved to Berlin."), AIMessage("ok")])
+    first.add_messages([HumanMessage("And now?"), AIMessage("?")])  # Paris is not read again
+    history = first.core.history("home_city")
+    assert [(f.content, f.status) for f in history] == [
+        ("lives in Paris", "superseded"),
+        ("moved to Berlin", "active"),
+    ]
+    assert first.head.extracted_through == 2
 
 
 # --- forgetting -------------------------------------------------------------------------
 
 
+def _said(memory: TieredMemory, *texts: str) -> None:
+    for text in texts:
+        memory.add_messages([HumanMessage(text), AIMessage("ok")])
+
+
 def test_forget_that_deletes_the_latest_fact_and_its_history() -> None:
-    writer = MemoryWriter(CoreMemory())
-    writer.observe([user_turn(0, "I'm allergic to peanuts.")])
-    writer.observe([user_turn(1, "I live in Paris.")])
-    writer.observe([user_turn(2, "I moved to Berlin.")])
-    result = writer.observe([user_turn(3, "Please forget that.")])
-    assert {f.content for f in result.forgotten} == {"lives in Paris", "moved to Berlin"}
-    assert writer.core.history("home_city") == []
-    assert writer.core.get("allergy:peanuts") is not None
+    memory = TieredMemory(context_window=4096)
+    _said(memory, "I'm allergic to peanuts.", "I live in Paris.", "I moved to Berlin.")
+    _said(memory, "Please forget that.")
+    assert memory.core.history("home_city") == []
+    assert memory.core.get("allergy:peanuts") is not None
 
 
 def test_forget_about_a_topic_and_everything() -> None:
-    writer = MemoryWriter(CoreMemory())
-    writer.observe([user_turn(0, "I'm allergic to peanuts. My flight is on 3 May.")])
-    result = writer.observe([user_turn(1, "Forget what I said about my flight.")])
-    assert [f.subject for f in result.forgotten] == ["plan:flight"]
-    assert writer.core.get("allergy:peanuts") is not None
-    result = writer.observe([user_turn(2, "Delete everything you know about me.")])
-    assert result.forget_everything and writer.core.active() == []
+    memory = TieredMemory(context_window=4096)
+    _said(memory, "I'm allergic to peanuts. My flight is on 3 May.")
+    _said(memory, "Forget what I said about my flight.")
+    assert memory.core.get("plan:flight") is None
+    assert memory.core.get("allergy:peanuts") is not None
+    _said(memory, "Delete everything you know about me.")
+    assert memory.core.active() == []
 
 
 def test_forget_requests_are_not_re_extracted() -> None:
-    writer = MemoryWriter(CoreMemory())
-    writer.observe([user_turn(0, "I live in Paris.")])
-    writer.observe([user_turn(1, "Please forget that I live in Paris.")])
-    assert writer.core.active() == []
+    memory = TieredMemory(context_window=4096)
+    _said(memory, "I live in Paris.", "Please forget that I live in Paris.")
+    assert memory.core.active() == []
 
 
 def test_detect_forget() -> None:
@@ -226,15 +237,18 @@ def test_llm_extractor_batches_and_promotes() -> None:
         seen_prompts=[],
     )
     writer = MemoryWriter(CoreMemory(), extractor=LLMExtractor(fake), batch_turns=4)
-    for i in range(3):
-        assert writer.observe([user_turn(i, f"turn {i}: I'm allergic to peanuts")]).promoted == []
+    turns = [user_turn(i, f"turn {i}: I'm allergic to peanuts") for i in range(3)]
+    for i in range(3):  # the caller passes every turn not extracted yet
+        result = writer.extract(turns[: i + 1])
+        assert not result.extracted and result.promoted == []
     assert writer.calls == 0  # still batching
-    result = writer.observe([user_turn(3, "moving is tiring")])
-    assert writer.calls == 1
+    result = writer.extract([*turns, user_turn(3, "moving is tiring")])
+    assert writer.calls == 1 and result.extracted
     assert [u.fact.content for u in result.promoted] == ["allergic to peanuts"]
+    # the model's bare "allergy" is a many-valued attribute: the value keys it
+    assert [u.fact.subject for u in result.promoted] == ["allergy:peanuts"]
     assert [f.content for f in result.possible] == ["seems stressed about moving"]
     assert "[t3] user: moving is tiring" in fake.seen_prompts[0]
-    assert writer.pending == []
 
 
 def test_llm_extraction_failure_keeps_turns_pending_and_retries() -> None:
@@ -258,11 +272,11 @@ def test_llm_extraction_failure_keeps_turns_pending_and_retries() -> None:
         seen_prompts=[],
     )
     writer = MemoryWriter(CoreMemory(), extractor=LLMExtractor(fake), batch_turns=2)
-    writer.observe([user_turn(0, "I live in Oslo")])
-    failed = writer.observe([user_turn(1, "hello")])
-    assert failed.extraction_failed and len(writer.pending) == 2
+    turns = [user_turn(0, "I live in Oslo"), user_turn(1, "hello")]
+    failed = writer.extract(turns)
+    assert failed.extraction_failed and not failed.extracted  # the caller keeps both turns
     assert writer.core.active() == []
-    writer.observe([user_turn(2, "more")], flush=True)
+    writer.extract([*turns, user_turn(2, "more")], flush=True)
     assert writer.core.get("home_city").content == "lives in Oslo"
     assert "[t0] user: I live in Oslo" in fake.seen_prompts[1]
 

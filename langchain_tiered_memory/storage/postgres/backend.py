@@ -61,6 +61,7 @@ RETRIED = (
     "commit_compression",
     "note_compression_attempt",
     "advance_extraction",
+    "commit_extraction",
     "clear_thread",
     "forget_turns",
     "threads",

@@ -112,6 +112,29 @@ def record_insert_sql(*, with_rid: bool = False) -> str:
 
 
 _INSERT = record_insert_sql()
+#: :data:`_INSERT` that replaces a stored row of the same id and user (``put_record``).
+_UPSERT = _INSERT.replace(
+    "ON CONFLICT DO NOTHING",
+    "ON CONFLICT (id) DO UPDATE SET "
+    + ", ".join(
+        f"{c}=EXCLUDED.{c}"
+        for c in [
+            "thread_id",
+            "kind",
+            "text",
+            "created_at",
+            "last_accessed_at",
+            "importance",
+            "sources",
+            "metadata",
+            "expires_at",
+            "embedding",
+            "tsv",
+            "tsv_small",
+        ]
+    )
+    + " WHERE records.user_id = EXCLUDED.user_id",
+)
 
 #: A row the shared forget code handles: ``(rid, record id, text)``.
 Row = Sequence[Any]
@@ -498,6 +521,68 @@ class PostgresRecordStore(RecordReads):
             )
         if changed:
             self._forget_texts([str(row[0])])
+        return record
+
+    def put_record(self, record: MemoryRecord) -> MemoryRecord:
+        """Store ``record`` under its id whether or not one is stored: insert it, or
+        replace the stored one (same user), in one statement.
+
+        A key-value write: concurrent puts and deletes of one id never fail,
+        and the last to commit wins (``INSERT ... ON CONFLICT (id) DO
+        UPDATE``: Postgres either inserts or locks and replaces the row, even
+        when a concurrent put inserted it meanwhile). The record is embedded
+        before the transaction. Writes a ``write`` audit event.
+
+        Raises:
+            ValueError: for an invalid record, or an id another user owns.
+        """
+        sources, metadata = encode_record(record)
+        vector = None
+        if self.embeddings is not None:
+            vector = self._unit(self.embeddings.embed_documents([record.text]), 1)[0]
+        row = (
+            record.id,
+            record.user_id,
+            record.thread_id,
+            record.kind,
+            record.text,
+            to_micros(record.created_at),
+            to_micros(record.last_accessed_at) if record.last_accessed_at else None,
+            float(record.importance),
+            sources,
+            metadata,
+            to_micros(record.expires_at) if record.expires_at else None,
+            vector,
+            document_text(record.text),
+        )
+
+        def write() -> tuple[bool, str | None]:
+            with self._db.write() as tx:
+                self._db.lock_key(tx, user_key(record.user_id), shared=True)
+                if vector is not None:
+                    self._set_dim(tx, int(vector.shape[0]))
+                old = tx.execute(
+                    "SELECT user_id, text FROM records WHERE id=? FOR UPDATE", (record.id,)
+                ).fetchone()
+                with tx.conn.cursor() as cur:
+                    cur.execute(_sql(_UPSERT), _clean_row(row))
+                    stored = cur.fetchone()
+                if stored is None or (old is not None and old[0] != record.user_id):
+                    raise ValueError(f"record {record.id!r} belongs to another user")
+                self.audit.insert(
+                    tx,
+                    "write",
+                    user_id=record.user_id,
+                    thread_id=record.thread_id,
+                    payload={"op": "put", "ids": [record.id], "replaced": old is not None},
+                )
+                return old is None, (str(old[1]) if old is not None else None)
+
+        inserted, old_text = self._db.retrying("putting a record", write)
+        if old_text is not None and old_text != record.text:
+            self._forget_texts([old_text])
+        if inserted:
+            self.finish_write([Inserted(0, record)])
         return record
 
     # -- access times ----------------------------------------------------------------

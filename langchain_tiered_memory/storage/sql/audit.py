@@ -257,3 +257,22 @@ class AuditLog:
         """Delete a user's events inside the caller's write transaction; returns how many."""
         _check_user(user_id)
         return int(tx.execute("DELETE FROM audit_events WHERE user_id=?", (user_id,)).rowcount)
+
+    @staticmethod
+    def delete_citing(tx: Tx, user_id: str, fact_ids: Iterable[str]) -> int:
+        """Delete the user's ``write`` events that name one of these fact versions (as
+        ``fact_id`` or ``replaces``) inside the caller's write transaction - a forgotten
+        fact leaves no reason behind; returns how many."""
+        _check_user(user_id)
+        deleted = 0
+        for fact_id in dict.fromkeys(fact_ids):
+            for key in ("fact_id", "replaces"):
+                pattern = "%" + _dumps({key: fact_id})[1:-1] + "%"
+                deleted += int(
+                    tx.execute(
+                        "DELETE FROM audit_events WHERE user_id=? AND kind='write' AND "
+                        "payload LIKE ?",
+                        (user_id, pattern),
+                    ).rowcount
+                )
+        return deleted

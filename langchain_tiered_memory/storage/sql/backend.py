@@ -64,6 +64,8 @@ from langchain_tiered_memory.records import (
 from langchain_tiered_memory.storage.base import (
     FORGET_NOTICE_ID,
     AppendResult,
+    ExtractionCommit,
+    FactChange,
     Flushes,
     ForgetCounts,
     LogCursor,
@@ -311,6 +313,91 @@ class SQLBackend:
             return None
         return replace(head, extracted_through=through)
 
+    def commit_extraction(
+        self,
+        head: ThreadHead,
+        through: int,
+        changes: Sequence[FactChange],
+        *,
+        records: Sequence[MemoryRecord] = (),
+    ) -> ExtractionCommit | None:
+        """Write a batch's fact changes, their records and audit events, archive
+        ``records`` and move the extraction watermark, atomically (compare-and-set on the
+        watermark and the user's generation); ``None``, having changed nothing, when
+        another view moved the watermark first or the user was forgotten meanwhile."""
+        user, thread = check_user(head.user_id), head.thread_id
+        prepared = [
+            self.records.prepare([fact_record(user, c.fact)]) if c.fact is not None else None
+            for c in changes
+        ]
+        extra = self.records.prepare(list(records)) if records else None
+        updates: list[FactUpdate] = []
+        ended: list[CoreFact] = []
+        try:
+            with self.db.write() as tx:
+                self.facts_log.lock(tx, user)  # facts, then the thread: a forget's order
+                self.threads_log.ensure(tx, user, thread)
+                self.db.lock_key(tx, thread_key(user, thread))
+                if not ThreadLog.move_extraction(tx, head, through):
+                    raise _Stale
+                entries: list[Any] = []
+                events: list[tuple[AuditKind, dict[str, Any]]] = []
+                for change, ready in zip(changes, prepared, strict=True):
+                    payload = dict(change.audit)
+                    if change.fact is not None:
+                        update = self.facts_log.write(tx, user, change.fact, reason=change.reason)
+                        if update.unchanged:
+                            continue
+                        updates.append(update)
+                        entries += self.records.write_prepared(tx, ready)
+                        payload["fact_id"] = update.fact.id
+                        if update.superseded is not None:
+                            payload["replaces"] = update.superseded.id
+                            self.records.set_metadata(
+                                tx,
+                                fact_record_id(user, update.superseded.id),
+                                user,
+                                {"superseded": True, "superseded_by": update.fact.id},
+                            )
+                    else:
+                        assert change.end is not None
+                        gone = self._end_in(tx, user, *change.end, reason=change.reason)
+                        if gone is None:
+                            continue
+                        ended.append(gone)
+                        payload["fact_id"] = gone.id
+                    events.append(("write", payload))
+                if extra is not None:
+                    entries += self.records.write_prepared(tx, extra)
+                for kind, payload in events:
+                    self.audit.insert(tx, kind, user_id=user, thread_id=thread, payload=payload)
+        except _Stale:
+            logger.info(
+                "thread %s/%s: the extraction watermark moved or the user was forgotten; "
+                "this batch is dropped",
+                user,
+                thread,
+            )
+            return None
+        self._finish_write(entries)
+        return ExtractionCommit(
+            replace(head, extracted_through=through), tuple(updates), tuple(ended)
+        )
+
+    def _end_in(
+        self, tx: Tx, user_id: str, subject: str, block: str, *, reason: str
+    ) -> CoreFact | None:
+        """End the subject's current fact inside ``tx`` (after the facts lock) and mark its
+        record no longer current; ``None`` when there is none."""
+        ended = self.facts_log.end(
+            tx, user_id, subject, block, at=datetime.now(timezone.utc), reason=reason
+        )
+        if ended is not None:
+            self.records.set_metadata(
+                tx, fact_record_id(user_id, ended.id), user_id, {"superseded": True, "ended": True}
+            )
+        return ended
+
     def clear_thread(self, user_id: str, thread_id: str) -> None:
         """Empty a thread's buffer and summary; its turns stay in the archive."""
         with self.db.write() as tx:
@@ -409,6 +496,7 @@ class SQLBackend:
             if not removed:
                 return [], []
             self.facts_log.delete(tx, user_id, [f.id for f in removed])
+            self.audit.delete_citing(tx, user_id, [f.id for f in removed])
             subjects = {f.subject for f in removed}
             fact_ids = {fact_record_id(user_id, f.id) for f in removed}
             stated: dict[str, set[int]] = {}
@@ -524,6 +612,7 @@ class SQLBackend:
             ]
             if facts:
                 self.facts_log.delete(tx, user_id, [f.id for f in facts])
+                self.audit.delete_citing(tx, user_id, [f.id for f in facts])
             fact_ids = {fact_record_id(user_id, f.id) for f in facts}
             gone: dict[str, set[int]] = {}
             for f in facts:
@@ -644,6 +733,7 @@ class SQLBackend:
             ]
             if facts:
                 self.facts_log.delete(tx, user_id, [f.id for f in facts])
+                self.audit.delete_citing(tx, user_id, [f.id for f in facts])
                 ids = [fact_record_id(user_id, f.id) for f in facts]
                 rows += [row for row, _ in self.records.find_rows(tx, user_id, ids=ids)]
                 stated: dict[str, set[int]] = {}

@@ -382,6 +382,20 @@ class ThreadLog:
             )
             return cur.rowcount == 1
 
+    @staticmethod
+    def move_extraction(tx: Tx, head: ThreadHead, through: int) -> bool:
+        """Move the extraction watermark to ``through`` inside the caller's transaction, if
+        it is still where ``head`` saw it and the user was not forgotten since
+        (compare-and-set); False - changing nothing - otherwise."""
+        if ThreadLog.generation(tx, head.user_id) != head.generation:
+            return False
+        cur = tx.execute(
+            "UPDATE threads SET extracted_through=? WHERE user_id=? AND thread_id=? AND "
+            "extracted_through=? AND ?>extracted_through",
+            (through, head.user_id, head.thread_id, head.extracted_through, through),
+        )
+        return cur.rowcount == 1
+
     def clear(self, tx: Tx, user_id: str, thread_id: str) -> None:
         """Empty the thread's buffer and summary (inside ``tx``); turn numbers go on."""
         tx.execute(

@@ -594,6 +594,52 @@ class BaseSQLiteArchive(RecordReads):
                 self.index_sync.after_commit([old.rowid, rid], [record.user_id], update)
         return record
 
+    def put_record(self, record: MemoryRecord) -> MemoryRecord:
+        """Store ``record`` under its id whether or not one is stored: insert it, or
+        replace the stored one (same user), in one write transaction.
+
+        A key-value write: concurrent puts and deletes of one id never fail,
+        and the last to commit wins. The record is embedded before the
+        transaction; the replaced row leaves every index. Writes a ``write``
+        audit event.
+
+        Raises:
+            ValueError: for an invalid record, or an id another user owns.
+        """
+        encoded = encode_record(record)
+        self.index_sync.before_write()
+        vector = self._embed_documents([record.text])[0] if self.index.needs_vectors else None
+        with self._db.lock:
+            with self._db.write() as conn:
+                check_owners([record], self._owners([record.id], conn))
+                row = conn.execute(
+                    "SELECT rid, id, text FROM records WHERE id=?", (record.id,)
+                ).fetchone()
+                if row is not None:
+                    self.remove_rows(conn, [row])
+                if vector is not None and self._dim is None:
+                    write_meta(conn, "dim", str(vector.shape[0]))
+                rid = self._insert(conn, record, encoded, vector)
+                self.audit.insert(
+                    conn,
+                    "write",
+                    user_id=record.user_id,
+                    thread_id=record.thread_id,
+                    payload={"op": "put", "ids": [record.id], "replaced": row is not None},
+                )
+            if vector is not None and self._dim is None:
+                self._dim = int(vector.shape[0])
+            self._user_sizes.pop(record.user_id, None)
+            old = [VectorKey(int(row[0]), record.id)] if row is not None else []
+
+            def update() -> None:
+                self.index.delete(old)
+                self.index.add([VectorEntry(rid, record, vector)])
+                self.index.flush()
+
+            self.index_sync.after_commit([*(k.rowid for k in old), rid], [record.user_id], update)
+        return record
+
     def touch(
         self, ids: Sequence[str], at: datetime | None = None, *, user_id: str | None = None
     ) -> int:

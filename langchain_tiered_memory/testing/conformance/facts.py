@@ -1,5 +1,6 @@
 """Conformance: core facts - many writers, no lost facts, conditional writes, history,
-when a version holds (a superseded one until its replacement starts) and ending a fact."""
+when a version holds (a superseded one until its replacement starts), ending a fact, and
+an extraction batch committed with the watermark as one (compare-and-set)."""
 
 from __future__ import annotations
 
@@ -7,8 +8,11 @@ import threading
 from datetime import datetime, timedelta, timezone
 
 import pytest
+from langchain_core.messages import AIMessage, HumanMessage
 
 from langchain_tiered_memory.ids import fact_record_id
+from langchain_tiered_memory.records import MemoryRecord
+from langchain_tiered_memory.storage.base import FactChange, ThreadHead
 from langchain_tiered_memory.store import MemoryStore
 from langchain_tiered_memory.tiers.core import CoreFact, FactConflict
 
@@ -115,6 +119,85 @@ def test_ending_a_fact_keeps_it_in_history_and_out_of_core(store: MemoryStore) -
     started = memory.write_fact(CoreFact.new("smoking", "smokes again"))
     assert started.superseded is None  # an ended fact is not replaced, it is over
     assert [f.status for f in store.core("ana").history("smoking")] == ["ended", "active"]
+
+
+# -- an extraction batch: its facts and the watermark in one transaction -----------------
+
+
+def _batch_head(store: MemoryStore) -> ThreadHead:
+    memory = store.memory("ana", "t1", context_window=2048, extractor="rules")
+    memory.add_messages([HumanMessage("hello"), AIMessage("hi")])
+    memory.add_messages([HumanMessage("more"), AIMessage("ok")])
+    memory.write_fact(CoreFact.new("home_city", "lives in Lisbon"))
+    memory.write_fact(CoreFact.new("smoking", "smokes"))
+    return store.backend.read_thread("ana", "t1", None).head
+
+
+def test_an_extraction_batch_commits_its_facts_with_the_watermark(store: MemoryStore) -> None:
+    head = _batch_head(store)
+    backend = store.backend
+    through = head.extracted_through + 1
+    possibly = MemoryRecord.new(
+        user_id="ana", kind="fact", text="mood: maybe tired", metadata={"possibly": True}
+    )
+    done = backend.commit_extraction(
+        head,
+        through,
+        [
+            FactChange(
+                fact=CoreFact.new("home_city", "moved to Porto"),
+                reason="moved",
+                audit={"action": "update", "reason": "the user moved"},
+            ),
+            FactChange(fact=CoreFact.new("diet", "vegan"), audit={"action": "add"}),
+            FactChange(end=("smoking", "human"), reason="quit", audit={"action": "end"}),
+            FactChange(end=("nothing_here", "human"), reason="x"),  # nothing to end: skipped
+        ],
+        records=[possibly],
+    )
+    assert done is not None
+    assert done.head == backend.read_thread("ana", "t1", None).head  # as stored
+    assert done.head.extracted_through == through
+    assert [u.fact.content for u in done.updates] == ["moved to Porto", "vegan"]
+    assert [f.subject for f in done.ended] == ["smoking"]
+    core = store.core("ana")
+    assert {f.subject: f.content for f in core.active()} == {
+        "home_city": "moved to Porto",
+        "diet": "vegan",
+    }
+    assert [f.status for f in core.history("smoking")] == ["ended"]
+    assert store.archive.get([possibly.id])  # archived with the batch
+    events = [
+        e.payload for e in store.audit.events("ana", kinds=["write"]) if "action" in e.payload
+    ]
+    assert [e["action"] for e in events] == ["update", "add", "end"]
+    assert events[0]["replaces"] == done.updates[0].superseded.id  # type: ignore[union-attr]
+    # the same batch again (a retry, another view, another process): nothing is written
+    assert (
+        backend.commit_extraction(head, through, [FactChange(fact=CoreFact.new("x", "y"))]) is None
+    )
+    assert core.get("x") is None and len(core.history("home_city")) == 2
+
+
+def test_an_extraction_batch_after_a_forget_writes_nothing(store: MemoryStore) -> None:
+    head = _batch_head(store)
+    store.forget_user("ana")
+    change = FactChange(fact=CoreFact.new("diet", "vegan"))
+    assert store.backend.commit_extraction(head, head.extracted_through + 1, [change]) is None
+    assert store.core("ana").history() == []
+
+
+def test_a_failed_extraction_batch_writes_nothing(store: MemoryStore) -> None:
+    head = _batch_head(store)
+    changes = [
+        FactChange(fact=CoreFact.new("pet", "a dog")),
+        FactChange(fact=CoreFact.new("diet", "vegan"), audit={"bad": object()}),  # fails last
+    ]
+    with pytest.raises(TypeError):
+        store.backend.commit_extraction(head, head.extracted_through + 1, changes)
+    assert store.core("ana").get("pet") is None
+    after = store.backend.read_thread("ana", "t1", None).head
+    assert after.extracted_through == head.extracted_through
 
 
 def test_the_history_answers_what_held_when(store: MemoryStore) -> None:

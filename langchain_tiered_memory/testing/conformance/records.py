@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import threading
 from datetime import datetime, timedelta, timezone
 
 import pytest
@@ -75,6 +76,37 @@ def test_an_update_reindexes_both_searches(store: MemoryStore) -> None:
     assert store.archive.keyword_search("coffee", user_id="ana") == []
     top = store.archive.dense_search("tea", user_id="ana", n=1)
     assert [r.text for r, _ in top] == ["ana drinks tea now"]
+
+
+def test_a_put_inserts_or_replaces_and_never_fails_racing_deletes(store: MemoryStore) -> None:
+    store.archive.put_record(rec("ana", "ana drinks coffee", "p1"))  # inserts
+    store.archive.put_record(rec("ana", "ana drinks tea now", "p1"))  # replaces
+    assert [r.text for r in store.archive.records("ana")] == ["ana drinks tea now"]
+    assert [r.id for r, _ in store.archive.keyword_search("tea", user_id="ana")] == ["p1"]
+    assert store.archive.keyword_search("coffee", user_id="ana") == []
+    with pytest.raises(ValueError, match="another user"):
+        store.archive.put_record(rec("bob", "steal", "p1"))
+    errors: list[BaseException] = []
+
+    def work(worker: int) -> None:
+        for step in range(20):
+            try:
+                if (worker + step) % 3 == 0:
+                    store.archive.delete(["p1"], user_id="ana")
+                else:
+                    store.archive.put_record(rec("ana", f"ana note {worker} {step}", "p1"))
+            except BaseException as error:  # noqa: BLE001 - every failure is counted
+                errors.append(error)
+
+    threads = [threading.Thread(target=work, args=(w,)) for w in range(4)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert errors == [], errors[:3]
+    store.archive.put_record(rec("ana", "ana's last word", "p1"))
+    assert [r.text for r in store.archive.records("ana")] == ["ana's last word"]
+    assert [r.id for r, _ in store.archive.dense_search("last word", user_id="ana")] == ["p1"]
 
 
 def test_deletes_touch_only_the_named_users_records(store: MemoryStore) -> None:

@@ -53,6 +53,7 @@ Example:
 
 from __future__ import annotations
 
+from langchain_tiered_memory.write.candidate import Candidate
 from langchain_tiered_memory.write.rules.en import ENGLISH
 from langchain_tiered_memory.write.rules.engine import FoundFact, Language, extract
 from langchain_tiered_memory.write.rules.referents import pronoun_names
@@ -62,6 +63,7 @@ from langchain_tiered_memory.write.rules.zh import CHINESE
 __all__ = [
     "LANGUAGES",
     "READ_LIMIT",
+    "Candidate",
     "FoundFact",
     "find_facts",
     "normalise_message",
@@ -72,7 +74,7 @@ __all__ = [
 LANGUAGES: tuple[Language, ...] = (CHINESE, ENGLISH)
 
 
-def find_facts(text: str, *, previous: str = "") -> list[FoundFact]:
+def find_facts(text: str, *, previous: str = "") -> list[Candidate]:
     """The facts one user message states about the user, in the order said.
 
     Only the message's :func:`readable_prefix` is read (:data:`READ_LIMIT`

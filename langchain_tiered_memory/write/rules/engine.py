@@ -33,6 +33,7 @@ from dataclasses import dataclass
 
 from langchain_tiered_memory.text import strip_quoted
 from langchain_tiered_memory.tiers.core import FactCategory
+from langchain_tiered_memory.write.candidate import Candidate, Op
 from langchain_tiered_memory.write.rules.filters import (
     DESIRE,
     FRAME,
@@ -62,23 +63,9 @@ __all__ = [
 ]
 
 
-@dataclass(frozen=True)
-class FoundFact:
-    """A fact one clause states about the user.
-
-    Attributes:
-        subject: Update key (a later fact with the same subject replaces it).
-        content: The fact in plain words, as the user put it.
-        category: preference, fact, plan or task_state.
-        importance: 1-10 (health and how-to-answer facts highest).
-        hedged: Said with doubt ("I think", "maybe", "was going to").
-    """
-
-    subject: str
-    content: str
-    category: FactCategory = "fact"
-    importance: float = 5.0
-    hedged: bool = False
+#: The rules' former name for :class:`~langchain_tiered_memory.write.candidate.Candidate`
+#: (deprecated: use ``Candidate``).
+FoundFact = Candidate
 
 
 #: A rule's builder: ``(match, clause) -> (subject, content)``, a list of them, or ``None``.
@@ -96,6 +83,7 @@ class Rule:
         importance: 1-10.
         fallback: Only when no earlier rule matched the clause.
         request: A how-to-answer request ("I'd like replies in Spanish" is not a wish).
+        op: What its facts ask of core memory (``end``: "I don't live in Berlin any more").
     """
 
     pattern: re.Pattern[str]
@@ -104,6 +92,7 @@ class Rule:
     importance: float = 5.0
     fallback: bool = False
     request: bool = False
+    op: Op = "add"
 
 
 def rule(
@@ -115,6 +104,7 @@ def rule(
     flags: int = re.I,
     fallback: bool = False,
     request: bool = False,
+    op: Op = "add",
 ) -> Rule:
     """A :class:`Rule` from a pattern string (case-insensitive unless ``flags`` say otherwise).
 
@@ -122,7 +112,7 @@ def rule(
         >>> rule(r"I'm (?P<x>\\d+)", lambda m, _: ("age", m.group("x"))).pattern.flags & re.I > 0
         True
     """
-    return Rule(re.compile(pattern, flags), build, category, importance, fallback, request)
+    return Rule(re.compile(pattern, flags), build, category, importance, fallback, request, op)
 
 
 def emit(built: object) -> list[tuple[str, str]]:
@@ -143,7 +133,7 @@ def _never(_sentence: str) -> bool:
     return False
 
 
-def _nothing(_sentence: str) -> list[FoundFact]:
+def _nothing(_sentence: str) -> list[Candidate]:
     return []
 
 
@@ -165,7 +155,7 @@ class Language:
     rules: tuple[Rule, ...]
     script: re.Pattern[str] | None = None
     skip_sentence: Callable[[str], bool] = _never
-    sentence_facts: Callable[[str], list[FoundFact]] = _nothing
+    sentence_facts: Callable[[str], list[Candidate]] = _nothing
 
 
 #: Names given to someone mentioned before ("named him Biscuit"): ``(clause, context)`` to
@@ -206,7 +196,7 @@ def _clause_facts(
     return unique
 
 
-def merge(facts: list[FoundFact]) -> list[FoundFact]:
+def merge(facts: list[Candidate]) -> list[Candidate]:
     """One fact per subject for one message.
 
     A statement and its own negation ("I no longer live in Berlin; I live in
@@ -214,11 +204,11 @@ def merge(facts: list[FoundFact]) -> list[FoundFact]:
     went fully plant-based"): both, in one fact.
 
     Example:
-        >>> [f.content for f in merge([FoundFact("home_city", "no longer lives in Berlin"),
-        ...                            FoundFact("home_city", "lives in Munich")])]
+        >>> [f.content for f in merge([Candidate("home_city", "no longer lives in Berlin"),
+        ...                            Candidate("home_city", "lives in Munich")])]
         ['lives in Munich']
     """
-    merged: dict[str, FoundFact] = {}
+    merged: dict[str, Candidate] = {}
     for fact in facts:
         old = merged.get(fact.subject)
         if old is None or (NEGATED.match(old.content) and not NEGATED.match(fact.content)):
@@ -226,12 +216,13 @@ def merge(facts: list[FoundFact]) -> list[FoundFact]:
         elif NEGATED.match(fact.content) and not NEGATED.match(old.content):
             continue
         elif fact.content.lower() not in old.content.lower():
-            merged[fact.subject] = FoundFact(
+            merged[fact.subject] = Candidate.found(
                 fact.subject,
                 f"{old.content}; {fact.content}",
-                old.category,
-                max(old.importance, fact.importance),
-                old.hedged and fact.hedged,
+                category=old.category,
+                importance=max(old.importance, fact.importance),
+                hedged=old.hedged and fact.hedged,
+                op=old.op,
             )
     return list(merged.values())
 
@@ -242,7 +233,7 @@ def extract(
     *,
     previous: str = "",
     referents: Referents | None = None,
-) -> list[FoundFact]:
+) -> list[Candidate]:
     """The facts one user message states about the user, in the order said.
 
     Args:
@@ -256,7 +247,7 @@ def extract(
     if frame:  # role-play or fiction: nothing from there on is about the user
         start = max(text.rfind(".", 0, frame.start()), text.rfind("。", 0, frame.start()))
         text = text[: start + 1] if start >= 0 else ""
-    results: list[FoundFact] = []
+    results: list[Candidate] = []
     previous = normalise_message(readable_prefix(previous))
     said = ""  # the message up to the clause being read (for "her name's Pickle")
     for sentence in sentences(text):
@@ -282,12 +273,13 @@ def extract(
                     best[subject] = (position, content, each)
             for subject, (_, content, each) in sorted(best.items(), key=lambda kv: kv[1][0]):
                 results.append(
-                    FoundFact(
-                        subject=subject,
-                        content=" ".join(content.split()),
+                    Candidate.found(
+                        subject,
+                        " ".join(content.split()),
                         category=each.category,
                         importance=each.importance,
                         hedged=doubt or (desire and not each.request),
+                        op=each.op,
                     )
                 )
     return merge(results)

@@ -9,7 +9,8 @@ from __future__ import annotations
 
 import re
 
-from langchain_tiered_memory.write.rules.engine import FoundFact, Language, Rule, rule
+from langchain_tiered_memory.write.candidate import Candidate
+from langchain_tiered_memory.write.rules.engine import Language, Rule, rule
 from langchain_tiered_memory.write.rules.filters import HEDGE, REJECTED, is_question
 from langchain_tiered_memory.write.rules.text import clauses
 
@@ -218,7 +219,7 @@ ZH_EVENT_RULE = re.compile(rf"(?P<event>{ZH_EVENTS})")
 ZH_TIME_RULE = re.compile(ZH_TIME)
 
 
-def zh_plan_sentence(sentence: str) -> FoundFact | None:
+def zh_plan_sentence(sentence: str) -> Candidate | None:
     """A dated event in a Chinese sentence ("航班改了，改成下午3点40起飞")."""
     event = ZH_EVENT_RULE.search(sentence)
     if not event or not ZH_TIME_RULE.search(sentence):
@@ -227,8 +228,12 @@ def zh_plan_sentence(sentence: str) -> FoundFact | None:
     content = "，".join(c.strip("。！!.") for c in kept)
     if not content or not ZH_TIME_RULE.search(content):
         return None
-    return FoundFact(
-        f"plan:{event.group('event')}", content, "plan", 7.0, hedged=bool(HEDGE.search(content))
+    return Candidate.found(
+        f"plan:{event.group('event')}",
+        content,
+        category="plan",
+        importance=7.0,
+        hedged=bool(HEDGE.search(content)),
     )
 
 
@@ -238,13 +243,13 @@ def skip_sentence(sentence: str) -> bool:
     return bool(REJECTED.search(sentence) or re.search(r"如果|假如|假设|要是|万一", sentence))
 
 
-def sentence_facts(sentence: str) -> list[FoundFact]:
+def sentence_facts(sentence: str) -> list[Candidate]:
     """A dated plan and a phone number read from a whole sentence ("我换了新号码，139...")."""
     found = []
     if plan := zh_plan_sentence(sentence):
         found.append(plan)
     if phone := ZH_PHONE.search(sentence):
-        found.append(FoundFact("phone", f"电话{phone.group('x')}", "fact", 6.5))
+        found.append(Candidate.found("phone", f"电话{phone.group('x')}", importance=6.5))
     return found
 
 

@@ -7,7 +7,8 @@
 * :mod:`.work` - job and employer;
 * :mod:`.answers` - how to answer (language, format, length, units, time zone);
 * :mod:`.plans` - dated events, moves, trips, goals, budgets, sizes, contacts;
-* :mod:`.likes` - likes and hobbies, then the fallbacks.
+* :mod:`.likes` - likes and hobbies, then the fallbacks;
+* :mod:`.endings` - what stops holding ("not ... any more"), a birth.
 
 The word lists are in :mod:`.words`, the helpers that cut an object out of a
 clause in :mod:`.objects`.
@@ -21,6 +22,7 @@ from __future__ import annotations
 
 from langchain_tiered_memory.write.rules.en import (
     answers,
+    endings,
     health,
     home,
     identity,
@@ -45,6 +47,7 @@ ENGLISH = Language(
         *answers.RULES,
         *plans.RULES,
         *likes.RULES,
+        *endings.RULES,
         home.MOVED,
     ),
 )

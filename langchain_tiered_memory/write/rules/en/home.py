@@ -39,7 +39,8 @@ RULES: list[Rule] = [
         importance=6.5,
     ),
     rule(
-        r"(?:\b(?:my|our) |^)home(?: for me| for us| base)?(?: these days| now)? is (?:in |now )?"
+        r"(?:\b(?:my|our) (?:new )?|^)home(?: for me| for us| base)?(?: these days| now)? is "
+        r"(?:in |now )?"
         r"(?!where\b|a\b|the\b|my\b|our\b|not\b|always\b|never\b)(?P<x>.+)",
         object_fact("home_city", "lives in {}"),
         importance=6.5,
@@ -104,7 +105,7 @@ def completed_move(clause: str) -> list[tuple[str, str]]:
     match = re.search(
         r"(?:\b(?:I|we)(?:'ve|'d| have| had)? |^|\bended up |\bfinally |\bjust |\bso )"
         rf"{ADVERB}(?:moved|relocated|emigrated|moving|relocating)(?: back| over| here| out| "
-        r"house| away)*(?: (?:from (?P<from>[^,.;!?]+?) )?(?:to|into) (?P<x>.+))",
+        r"house| away| again)*(?:,? (?:from (?P<from>[^,.;!?]+?) )?(?:to|into) (?P<x>.+))",
         clause,
         re.I,
     )

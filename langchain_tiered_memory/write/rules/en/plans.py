@@ -73,7 +73,31 @@ def _budget(thing: str | None, amount: str) -> tuple[str, str]:
     return "budget:*", f"budget: {amount}"
 
 
+def _family_plan(m: re.Match[str], _clause: str) -> tuple[str, str] | None:
+    """ "my daughter Mia starts school in September": the dated plan of someone named."""
+    rest = re.split(r"[.,;!?]", m.group("rest"))[0].strip()
+    if not re.search(DATE, rest, re.I) or re.search(rf"\b(?:{EVENTS})\b", rest, re.I):
+        return None  # no date, or an event the event rule reads
+    what = re.sub(rf"\s*{DATE}.*$", "", rest, flags=re.I).strip()
+    what = re.sub(r"\s+(?:on|in|at|by|from|for)$", "", what, flags=re.I)
+    key = short_key(what)
+    if not key:
+        return None
+    kin = m.group("kin").lower()
+    who = f"{kin} {m.group('name')}" if m.group("name") else kin
+    return f"plan:{kin} {key}", f"{who} {m.group('verb').lower()} {rest}"
+
+
 RULES: list[Rule] = [
+    rule(
+        rf"\b(?i:my|our) (?P<kin>(?i:{RELATIONS}))(?:,? (?P<name>[A-Z][\w'-]+),?)? "
+        r"(?P<verb>(?i:(?:is |'s |will )?(?:starts?|starting|begins?|beginning|"
+        r"graduates?|graduating)))\b(?P<rest>.*)",
+        _family_plan,
+        category="plan",
+        importance=7.0,
+        flags=0,
+    ),
     # -- plans, goals, numbers --
     rule(
         rf"(?:\b(?:my|our|the|a|an)\s+|"

@@ -13,7 +13,7 @@ clear error before the first turn, not a failure inside every compression:
   langchain-community's ``ChatLlamaCpp`` (``pip install
   'langchain-tiered-memory[local]'``), fully offline. It is tiny: fine to
   show the memory working, not to rely on for answers;
-* ``"echo"``: :class:`~langchain_tiered_memory.testing.EchoChatModel`, no
+* ``"echo"``: :class:`~langchain_tiered_memory.models.echo.EchoChatModel`, no
   LLM at all - it answers with what the memory put in its prompt (core
   memory, summary, recalled records). For trying out the wiring, and for
   tests and CI;
@@ -161,7 +161,7 @@ def resolve_chat_model(
     if name.lower() == LOCAL:
         return load_local_model()
     if name.lower() == ECHO:
-        from langchain_tiered_memory.testing.chat_models import EchoChatModel
+        from langchain_tiered_memory.models.echo import EchoChatModel
 
         return EchoChatModel()
     from langchain.chat_models import init_chat_model
@@ -226,9 +226,9 @@ def _warn_if_unknown(model: BaseChatModel, spec: str) -> None:
 
 
 def __getattr__(name: str) -> Any:
-    # the echo model lived here before langchain_tiered_memory.testing; the old path still works
+    # the echo model is importable from here too (it lives in models.echo)
     if name == "EchoChatModel":
-        from langchain_tiered_memory.testing.chat_models import EchoChatModel
+        from langchain_tiered_memory.models.echo import EchoChatModel
 
         return EchoChatModel
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

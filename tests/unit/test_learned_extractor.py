@@ -1,0 +1,228 @@
+"""The learned offline extractor (issue 31): clauses, the logistic model, the
+policy that keeps clauses and links a fact to the facts it may replace, and the
+shipped weights on sentences written apart from their training data."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+import pytest
+from langchain_core.messages import HumanMessage
+
+from langchain_tiered_memory.tiers.core import CoreFact, CoreMemory
+from langchain_tiered_memory.values.turns import Turn
+from langchain_tiered_memory.write.learned import LearnedExtractor, Link
+from langchain_tiered_memory.write.learned.clauses import clean_clause, split_clauses
+from langchain_tiered_memory.write.learned.logistic import fit_logistic, predict_proba
+from langchain_tiered_memory.write.learned.training import clause_examples, pair_examples
+from langchain_tiered_memory.write.writer import MemoryWriter, extractor_from
+
+
+class ScriptedModels:
+    """Probabilities by substring, so the policy can be tested without embeddings."""
+
+    def __init__(self, about: dict[str, float], links: dict[tuple[str, str], float]) -> None:
+        self.about = about
+        self.links = links
+
+    def about_user(self, clauses: Sequence[str]) -> list[float]:
+        return [next((p for k, p in self.about.items() if k in c), 0.0) for c in clauses]
+
+    def link(self, statement: str, current: Sequence[CoreFact]) -> list[Link]:
+        return [
+            Link(
+                f,
+                next(
+                    (
+                        p
+                        for (new, old), p in self.links.items()
+                        if new in statement and old in f.content
+                    ),
+                    0.0,
+                ),
+            )
+            for f in current
+        ]
+
+
+def _turn(i: int, text: str) -> Turn:
+    return Turn(i, (HumanMessage(text),))
+
+
+def test_clauses_drop_questions_and_lead_ins() -> None:
+    assert split_clauses(
+        "Quick one - what's the capital? Asking because I fly to Lima on the 3rd."
+    ) == ["Asking because I fly to Lima on the 3rd"]
+    assert clean_clause("remember that my gate code is 4471") == "my gate code is 4471"
+    assert split_clauses("对了，我在杭州上班。你呢？") == ["我在杭州上班"]
+
+
+def test_logistic_rejects_bad_labels_and_separates() -> None:
+    x = np.array([[0.0, 1.0], [0.1, 0.9], [1.0, 0.0], [0.9, 0.2]])
+    model = fit_logistic(x, np.array([0, 0, 1, 1]), l2=0.1, steps=500)
+    assert list(predict_proba(model, x).round()) == [0, 0, 1, 1]
+    with pytest.raises(ValueError, match="0 or 1"):
+        fit_logistic(x, np.array([0, 2, 1, 1]))
+
+
+def test_clause_no_rule_covers_is_kept_whole_with_its_values() -> None:
+    ex = LearnedExtractor(ScriptedModels({"gate code": 0.95, "friend": 0.1}, {}))
+    facts = ex.extract([_turn(0, "btw the side gate code is 4471. My friend Sasha is a surgeon.")])
+    kept = [f for f in facts if "4471" in f.content]
+    assert kept and kept[0].stated and kept[0].content == "the side gate code is 4471"
+    assert not any("Sasha" in f.content for f in facts)
+
+
+def test_unsure_clause_is_only_a_possible_fact() -> None:
+    writer = MemoryWriter(
+        CoreMemory(), extractor=LearnedExtractor(ScriptedModels({"hiking": 0.6}, {}))
+    )
+    result = writer.extract([_turn(0, "weekends are mostly hiking with the club these days")])
+    assert not writer.core.active() and [f.content for f in result.possible] == [
+        "weekends are mostly hiking with the club these days"
+    ]
+
+
+def test_sure_link_supersedes_a_fact_under_another_subject() -> None:
+    core = CoreMemory([CoreFact.new("home_city", "lives in Manchester", source_turn=0)])
+    models = ScriptedModels({"Sheffield": 0.95}, {("Sheffield", "Manchester"): 0.9})
+    writer = MemoryWriter(core, extractor=LearnedExtractor(models))
+    writer.extract([_turn(1, "the house in Sheffield finally feels like ours")])
+    assert [f.content for f in core.active()] == ["the house in Sheffield finally feels like ours"]
+    assert [f.status for f in core.history("home_city")] == ["superseded", "active"]
+
+
+def test_unsure_link_moves_the_older_fact_out_as_earlier() -> None:
+    core = CoreMemory([CoreFact.new("work", "works at Deloitte", source_turn=0)])
+    models = ScriptedModels({"Stripe": 0.95}, {("Stripe", "Deloitte"): 0.5})
+    writer = MemoryWriter(core, extractor=LearnedExtractor(models))
+    writer.extract([_turn(1, "first week at Stripe went well")])
+    assert [f.content for f in core.active()] == ["first week at Stripe went well"]
+    old = core.history("work")[0]
+    assert old.status == "archived" and old.reason is not None and old.reason.startswith("earlier")
+
+
+def test_no_link_leaves_other_facts_current() -> None:
+    core = CoreMemory([CoreFact.new("allergy:peanuts", "allergic to peanuts", source_turn=0)])
+    models = ScriptedModels({"Biscuit": 0.95}, {("Biscuit", "peanuts"): 0.1})
+    writer = MemoryWriter(core, extractor=LearnedExtractor(models))
+    writer.extract([_turn(1, "Biscuit the beagle is twelve now")])
+    assert len(core.active()) == 2
+
+
+def test_thresholds_are_checked_and_the_option_is_named() -> None:
+    with pytest.raises(ValueError):
+        LearnedExtractor(fact_threshold=0.3, possible_threshold=0.6)
+    assert isinstance(extractor_from("learned"), LearnedExtractor)
+
+
+def test_training_data_has_both_labels_and_languages_in_both_splits() -> None:
+    for split in ("train", "check"):
+        clauses = clause_examples(split)
+        pairs = pair_examples(split, per_attribute=4)
+        assert {e.label for e in clauses} == {0, 1} and {e.lang for e in clauses} == {"en", "zh"}
+        assert {e.label for e in pairs} == {0, 1} and {e.lang for e in pairs} == {"en", "zh"}
+    train = {e.text for e in clause_examples("train")}
+    assert not train & {e.text for e in clause_examples("check")}
+
+
+@pytest.mark.slow
+def test_shipped_weights_on_sentences_outside_their_data() -> None:
+    """The fitted models (real e5) on sentences that are in no training file."""
+    ex = LearnedExtractor()
+    about = ex.models.about_user(
+        [
+            "my allotment plot number is 62",
+            "mi hermana vive en Quito",  # not English or Chinese: anything but a crash
+            "Would it be weird to take up fencing at 50",
+            "My neighbour is a pilot for Qantas",
+        ]
+    )
+    assert about[0] > 0.5 and about[2] < 0.5 and about[3] < 0.5
+    current = [
+        CoreFact.new("home_city", "lives in Manchester"),
+        CoreFact.new("allergy:peanuts", "allergic to peanuts"),
+    ]
+    links = ex.models.link("the movers just left, the house in Sheffield is ours", current)
+    assert links[0].p > links[1].p
+
+
+def test_earlier_fact_is_shown_beside_the_newer_never_as_current(tmp_path) -> None:
+    from langchain_core.embeddings import DeterministicFakeEmbedding
+    from langchain_core.messages import AIMessage
+
+    from langchain_tiered_memory.store import MemoryStore
+    from langchain_tiered_memory.values.turns import message_text
+
+    models = ScriptedModels(
+        {"Deloitte": 0.95, "Stripe": 0.95}, {("Stripe", "at Deloitte in audit"): 0.5}
+    )
+    store = MemoryStore(tmp_path / "s", embeddings=DeterministicFakeEmbedding(size=16))
+    try:
+        memory = store.memory("u", "t", extractor=LearnedExtractor(models))
+        memory.add_messages([HumanMessage("I work at Deloitte in audit."), AIMessage("Noted.")])
+        memory.add_messages([HumanMessage("first week at Stripe went well"), AIMessage("Nice!")])
+        current = " ".join(f.content for f in memory.core.active())
+        assert "Stripe" in current and "Deloitte" not in current
+        memory.add_messages([HumanMessage("Write a LinkedIn headline for me.")])
+        prompt = "\n".join(message_text(m) for m in memory.build_context().messages)
+        assert "earlier (" in prompt and "Deloitte" in prompt
+    finally:
+        store.close()
+
+
+def test_possible_clause_that_surely_updates_a_current_fact_replaces_it() -> None:
+    core = CoreMemory([CoreFact.new("car", "drives a Passat", source_turn=0)])
+    models = ScriptedModels({"Tesla": 0.6}, {("Tesla", "Passat"): 0.95})
+    writer = MemoryWriter(core, extractor=LearnedExtractor(models))
+    writer.extract([_turn(1, "the new Tesla drives like a dream")])
+    assert [f.content for f in core.active()] == ["the new Tesla drives like a dream"]
+
+
+def test_links_when_no_fact_stands_out_change_nothing() -> None:
+    core = CoreMemory(
+        [
+            CoreFact.new("work", "works at Deloitte", source_turn=0),
+            CoreFact.new("home_city", "lives in Deloitte Town", source_turn=0),
+        ]
+    )
+    models = ScriptedModels({"Stripe": 0.95}, {("Stripe", "Deloitte"): 0.9})
+    writer = MemoryWriter(core, extractor=LearnedExtractor(models))
+    writer.extract([_turn(1, "first week at Stripe went well")])
+    assert len(core.active()) == 3
+
+
+def test_facts_of_one_message_never_replace_each_other() -> None:
+    models = ScriptedModels({"started running": 0.95}, {("started running", "34"): 0.99})
+    writer = MemoryWriter(CoreMemory(), extractor=LearnedExtractor(models))
+    writer.extract([_turn(0, "I'm 34. Just started running")])
+    assert "34" in " ".join(f.content for f in writer.core.active())
+
+
+def test_possible_update_with_an_unsure_link_leaves_neither_alone_as_current() -> None:
+    core = CoreMemory([CoreFact.new("home_city", "lives in Manchester", source_turn=0)])
+    models = ScriptedModels({"Sheffield": 0.6}, {("Sheffield", "Manchester"): 0.6})
+    writer = MemoryWriter(core, extractor=LearnedExtractor(models))
+    result = writer.extract([_turn(1, "the house in Sheffield feels like ours")])
+    assert not core.active() and [f.content for f in result.possible] == [
+        "the house in Sheffield feels like ours"
+    ]
+    assert core.history("home_city")[0].reason.startswith("earlier")
+
+
+def test_requests_and_conditionals_are_not_kept() -> None:
+    ex = LearnedExtractor(ScriptedModels({"": 0.99}, {}))
+    facts = ex.extract(
+        [_turn(0, "Plan a date night for Friday. If the bonus comes I'll buy a boat.")]
+    )
+    assert facts == []
+
+
+def test_a_kept_clause_carries_the_time_it_names() -> None:
+    from datetime import datetime, timezone
+
+    ex = LearnedExtractor(ScriptedModels({"Porto": 0.95}, {}))
+    said = datetime(2026, 7, 10, tzinfo=timezone.utc)
+    facts = ex.extract_text("we settled in Porto last month", source_turn=0, said_at=said)
+    assert facts and facts[0].valid_from is not None and facts[0].valid_from.month == 6
