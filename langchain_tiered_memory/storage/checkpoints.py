@@ -71,14 +71,7 @@ class Checkpoints:
         self._lock = threading.Lock()
 
     def default(self) -> Any:
-        """The default LangGraph checkpointer for graphs over this store (one per store).
-
-        For a data directory, a ``SqliteSaver`` on ``<path>/checkpoints.sqlite``
-        (``secure_delete`` on); for Postgres, LangGraph's ``PostgresSaver`` on
-        the same database; in memory, an ``InMemorySaver``. Forgetting a user
-        deletes their threads from it - from any process, since the
-        checkpoints live with the memory.
-        """
+        """The default checkpointer (see :meth:`MemoryStore.checkpointer`)."""
         with self._lock:
             if self._default_checkpointer is None:
                 if isinstance(self.backend, BackendCheckpoints):  # Postgres: the same database
@@ -92,11 +85,7 @@ class Checkpoints:
             return self._default_checkpointer
 
     async def adefault(self) -> Any:
-        """An async checkpointer on this store's database, for ``ainvoke``/``astream``.
-
-        Postgres only: LangGraph's ``AsyncPostgresSaver``, bound to the running
-        event loop (close its pool there: ``await saver.conn.close()``);
-        forgets delete its threads (the tables of :meth:`checkpointer`).
+        """The async checkpointer, Postgres only (see :meth:`MemoryStore.acheckpointer`).
 
         Raises:
             TypeError: for a SQLite or in-memory store (use
@@ -112,13 +101,7 @@ class Checkpoints:
         return await self.backend.acheckpointer()
 
     def attach(self, checkpointer: Any) -> Any:
-        """Have forgets of this store delete threads from ``checkpointer`` too; returns it.
-
-        ``build_memory_graph`` attaches the checkpointer it is given; attach
-        the one of your own ``create_agent(checkpointer=...)`` (LangGraph
-        checkpoint threads are the memory's threads). Any saver with
-        ``delete_thread(thread_id)`` works.
-        """
+        """Add a checkpointer forgets reach (see :meth:`MemoryStore.attach_checkpointer`)."""
         if not isinstance(checkpointer, DeletesThreads):
             raise TypeError(
                 f"{type(checkpointer).__name__} has no delete_thread(thread_id): "
@@ -201,19 +184,8 @@ class Checkpoints:
     def purge_after_run(
         self, thread_id: str, config: Mapping[str, Any] | None = None, *, timeout: float = 10.0
     ) -> None:
-        """Delete a thread from every checkpointer once its run's checkpoints so far are saved.
-
-        For the last step of a run during which its user was forgotten (the
-        graph's ``update_memory``, the middleware's ``after_agent``): the
-        forget deleted the thread's checkpoints, but the run goes on saving
-        its state - the old messages with it. LangGraph saves each step's
-        checkpoint in the background, in order, so this waits (at most
-        ``timeout`` seconds) until the checkpoint the current step started
-        from - ``config["configurable"]["checkpoint_map"]``, the step's own
-        config - is saved, then deletes the thread. What the step returns is
-        then the run's only checkpoint: return a state without the forgotten
-        messages.
-        """
+        """Delete a thread once its run's checkpoints are saved (see
+        :meth:`MemoryStore.purge_checkpoints_after_run`)."""
         thread_id = check_id(thread_id, "thread_id")
         configurable = (config or {}).get("configurable") or {}
         wanted = dict(configurable.get("checkpoint_map") or {})
@@ -245,21 +217,8 @@ class Checkpoints:
     def prune(
         self, known: Callable[[], set[str]], checkpointer: Any = None, *, dry_run: bool = False
     ) -> list[str]:
-        """Delete the checkpoint threads whose memory thread is gone (forgotten or expired).
-
-        A forget deletes its threads from every checkpointer this store knows
-        of at the time; a checkpointer attached later, or one another process
-        wrote to, may still hold them - and LangGraph keeps every checkpoint of
-        a thread until the thread is deleted (LangGraph issue #8531). This
-        deletes, from ``checkpointer`` (default: every checkpointer of the
-        store, the default one included), each thread that no user of the
-        memory has. Use it on checkpointers whose threads are this memory's
-        threads (as the graph, the middleware and the store's own
-        :meth:`checkpointer` keep them); a run that is starting a new thread
-        right now has no memory thread yet, so prune when none is.
-
-        Returns the thread ids deleted (with ``dry_run``: that would be).
-        """
+        """Delete threads no memory has (see :meth:`MemoryStore.prune_checkpoints`); ``known``
+        gives the threads the memory has."""
         if checkpointer is not None:
             savers = [checkpointer]
         else:
