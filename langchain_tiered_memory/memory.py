@@ -762,7 +762,10 @@ class TieredMemory:
                     turns, facts, counter=self.counter, max_input_tokens=self.budget.input_budget
                 )
                 changes, possible, dropped = plan_changes(
-                    answer, user_id=self.user_id, thread_id=self.thread_id
+                    answer,
+                    user_id=self.user_id,
+                    thread_id=self.thread_id,
+                    schema=self.writer.attributes,
                 )
                 done = self.backend.commit_extraction(
                     head, answer.through, changes, records=possible
