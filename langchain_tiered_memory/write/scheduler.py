@@ -193,7 +193,10 @@ class ExtractionScheduler:
                     turns, facts, counter=view.counter, max_input_tokens=view.budget.input_budget
                 )
                 changes, possible, dropped = plan_changes(
-                    answer, user_id=view.user_id, thread_id=view.thread_id
+                    answer,
+                    user_id=view.user_id,
+                    thread_id=view.thread_id,
+                    schema=view.writer.attributes,
                 )
                 done = view.backend.commit_extraction(
                     head, answer.through, changes, records=possible
