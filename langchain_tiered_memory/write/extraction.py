@@ -28,7 +28,7 @@ import logging
 from collections.abc import Sequence
 from dataclasses import replace
 from datetime import datetime
-from typing import Literal
+from typing import Literal, Protocol
 
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import HumanMessage, SystemMessage
@@ -49,8 +49,10 @@ __all__ = [
     "ExtractedFact",
     "ForgetRequest",
     "LLMExtractor",
+    "ReadsText",
     "RuleBasedExtractor",
     "detect_forget",
+    "extract_turns",
 ]
 
 
@@ -119,21 +121,44 @@ class RuleBasedExtractor:
 
     def extract(self, turns: Sequence[Turn]) -> list[Candidate]:
         """Facts from the user messages of ``turns``."""
-        facts: list[Candidate] = []
-        for turn in turns:
-            for message in turn.messages:
-                if isinstance(message, HumanMessage):
-                    text = message_text(message)
-                    facts.extend(
-                        self.extract_text(
-                            text,
-                            source_turn=turn.index,
-                            previous=self._previous,
-                            said_at=turn.created_at,
-                        )
-                    )
-                    self._previous = text
+        facts, self._previous = extract_turns(self.extract_text, turns, self._previous)
         return facts
+
+
+class ReadsText(Protocol):
+    """An extractor's reading of one user message (:meth:`RuleBasedExtractor.extract_text`)."""
+
+    def __call__(
+        self, text: str, *, source_turn: int | None, previous: str, said_at: datetime | None
+    ) -> list[Candidate]: ...
+
+
+def extract_turns(
+    extract_text: ReadsText, turns: Sequence[Turn], previous: str = ""
+) -> tuple[list[Candidate], str]:
+    """Read each user message of ``turns`` with ``extract_text``, in order, each with the
+    message before it as context (``previous``: the one before the first); returns the
+    facts and the last message read (the context of the next batch).
+
+    Example:
+        >>> from langchain_core.messages import AIMessage
+        >>> facts, last = extract_turns(RuleBasedExtractor().extract_text,
+        ...     [Turn(0, (HumanMessage("I live in Oslo."), AIMessage("Nice.")))])
+        >>> [(f.content, f.source_turn) for f in facts], last
+        ([('lives in Oslo', 0)], 'I live in Oslo.')
+    """
+    facts: list[Candidate] = []
+    for turn in turns:
+        for message in turn.messages:
+            if isinstance(message, HumanMessage):
+                text = message_text(message)
+                facts.extend(
+                    extract_text(
+                        text, source_turn=turn.index, previous=previous, said_at=turn.created_at
+                    )
+                )
+                previous = text
+    return facts, previous
 
 
 # --- LLM -------------------------------------------------------------------

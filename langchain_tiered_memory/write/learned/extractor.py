@@ -31,11 +31,13 @@ from collections.abc import Sequence
 from dataclasses import replace
 from datetime import datetime
 
-from langchain_core.messages import HumanMessage
-
 from langchain_tiered_memory.tiers.core import CoreFact
-from langchain_tiered_memory.values.turns import Turn, message_text
-from langchain_tiered_memory.write.extraction import ExtractedFact, RuleBasedExtractor
+from langchain_tiered_memory.values.turns import Turn
+from langchain_tiered_memory.write.extraction import (
+    ExtractedFact,
+    RuleBasedExtractor,
+    extract_turns,
+)
 from langchain_tiered_memory.write.fact_rules import find_facts
 from langchain_tiered_memory.write.fact_time import fact_time
 from langchain_tiered_memory.write.importance import rate_importance
@@ -146,25 +148,8 @@ class LearnedExtractor:
 
     def extract(self, turns: Sequence[Turn]) -> list[ExtractedFact]:
         """Facts from the user messages of ``turns``."""
-        facts: list[ExtractedFact] = []
-        for turn in turns:
-            for message in turn.messages:
-                if isinstance(message, HumanMessage):
-                    text = message_text(message)
-                    facts.extend(
-                        self.extract_text(
-                            text,
-                            source_turn=turn.index,
-                            previous=self._previous,
-                            said_at=turn.created_at,
-                        )
-                    )
-                    self._previous = text
+        facts, self._previous = extract_turns(self.extract_text, turns, self._previous)
         return facts
-
-    async def aextract(self, turns: Sequence[Turn]) -> list[ExtractedFact]:
-        """Async twin of :meth:`extract`."""
-        return self.extract(turns)
 
     def supersedes(
         self, fact: ExtractedFact, current: Sequence[CoreFact]
