@@ -32,11 +32,10 @@ from dataclasses import replace
 from datetime import datetime
 
 from langchain_tiered_memory.tiers.core import CoreFact
-from langchain_tiered_memory.values.turns import Turn
 from langchain_tiered_memory.write.extraction import (
     ExtractedFact,
+    MessageExtractor,
     RuleBasedExtractor,
-    extract_turns,
 )
 from langchain_tiered_memory.write.fact_rules import find_facts
 from langchain_tiered_memory.write.fact_time import fact_time
@@ -58,7 +57,7 @@ def clause_subject(clause: str) -> str:
     return "said:" + hashlib.sha1(clause.strip().lower().encode("utf-8")).hexdigest()[:6]
 
 
-class LearnedExtractor:
+class LearnedExtractor(MessageExtractor):
     """The offline extractor with learned coverage and supersession (issue 31).
 
     Args:
@@ -98,7 +97,7 @@ class LearnedExtractor:
         self.link_threshold = link_threshold
         self.unsure_threshold = unsure_threshold
         self.margin = margin
-        self._previous = ""
+        super().__init__()
 
     @property
     def models(self) -> LearnedModels:
@@ -144,11 +143,6 @@ class LearnedExtractor:
                     valid_until=held.valid_until if held else None,
                 )
             )
-        return facts
-
-    def extract(self, turns: Sequence[Turn]) -> list[ExtractedFact]:
-        """Facts from the user messages of ``turns``."""
-        facts, self._previous = extract_turns(self.extract_text, turns, self._previous)
         return facts
 
     def supersedes(
