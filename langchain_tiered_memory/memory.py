@@ -77,9 +77,10 @@ from langchain_tiered_memory.tiers.buffer import (
     turn_tokens,
 )
 from langchain_tiered_memory.tiers.compression import compress_and_commit
-from langchain_tiered_memory.tiers.core import CoreFact, CoreMemory, FactUpdate
+from langchain_tiered_memory.tiers.core import CoreFact, CoreMemory
 from langchain_tiered_memory.tiers.summarize import Summarizer, summarizer_from
 from langchain_tiered_memory.tiers.window import ThreadWindow
+from langchain_tiered_memory.values.facts import FactUpdate
 from langchain_tiered_memory.values.turns import (
     ABANDONED_TOOL_RESULT,
     Turn,

@@ -40,7 +40,8 @@ from langchain_tiered_memory.budget.tokens import TokenCounter
 from langchain_tiered_memory.records import MemoryRecord, fact_record
 from langchain_tiered_memory.storage.base import MemoryBackend, RecordStore, ThreadHead
 from langchain_tiered_memory.tiers.buffer import BufferState
-from langchain_tiered_memory.tiers.core import CoreMemory, FactUpdate
+from langchain_tiered_memory.tiers.core import CoreMemory
+from langchain_tiered_memory.values.facts import FactUpdate
 from langchain_tiered_memory.values.turns import Turn
 from langchain_tiered_memory.write.background import BackgroundWorker
 from langchain_tiered_memory.write.consolidation import Reflector

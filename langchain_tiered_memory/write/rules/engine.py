@@ -32,7 +32,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from langchain_tiered_memory.text import strip_quoted
-from langchain_tiered_memory.tiers.core import FactCategory
+from langchain_tiered_memory.values.facts import FactCategory
 from langchain_tiered_memory.write.candidate import Candidate, Op
 from langchain_tiered_memory.write.rules.filters import (
     DESIRE,
