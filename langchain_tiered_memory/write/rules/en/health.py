@@ -10,6 +10,7 @@ from langchain_tiered_memory.write.rules.en.objects import (
     object_text,
     says,
     short_key,
+    thing_fact,
 )
 from langchain_tiered_memory.write.rules.en.words import (
     ADVERB,
@@ -224,14 +225,7 @@ RULES: list[Rule] = [
     rule(
         r"\bI (?:always |really )?(?:react|reacted) (?:badly |terribly |"
         r"really badly )?to (?P<x>.+)",
-        lambda m, _: (
-            (
-                f"avoids:{short_key(object_text(m.group('x')))}",
-                f"reacts badly to {object_text(m.group('x'))}",
-            )
-            if object_text(m.group("x")) and object_text(m.group("x")).lower() not in PRONOUNS
-            else None
-        ),
+        thing_fact("avoids", "reacts badly to {}"),
         importance=8.5,
     ),
     rule(
@@ -250,15 +244,7 @@ RULES: list[Rule] = [
         r"\bI (?:have to |need to |must |try to |always )?avoid (?P<x>.+)|\bmy (?:stomach|body|gut|"
         r"skin|system) (?:can't|cannot|doesn't|does not|won't) (?:handle|take|tolerate|do|like) "
         r"(?P<y>.+)",
-        lambda m, _: (
-            (
-                f"avoids:{short_key(object_text(m.group('x') or m.group('y')))}",
-                f"avoids {object_text(m.group('x') or m.group('y'))}",
-            )
-            if object_text(m.group("x") or m.group("y"))
-            and object_text(m.group("x") or m.group("y")).lower() not in PRONOUNS
-            else None
-        ),
+        thing_fact("avoids", "avoids {}"),
         importance=8.5,
     ),
     rule(

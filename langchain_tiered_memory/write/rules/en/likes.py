@@ -10,13 +10,13 @@ from langchain_tiered_memory.write.rules.en.objects import (
     object_text,
     says,
     short_key,
+    thing_fact,
     third_person,
 )
 from langchain_tiered_memory.write.rules.en.words import (
     ADVERB,
     HOBBIES,
     I_AM,
-    PRONOUNS,
 )
 from langchain_tiered_memory.write.rules.engine import Rule, rule
 
@@ -104,15 +104,7 @@ RULES: list[Rule] = [
         r"(?:^|[,:]\s*)(?P<y>(?:[\w-]+\s+){0,2}[\w-]+?) (?:isn't|is not|aren't|"
         r"are not) (?:really )?"
         r"my (?:thing|cup of tea|jam|scene)",
-        lambda m, _: (
-            (
-                f"likes:{short_key(object_text(m.group('x') or m.group('y')))}",
-                f"dislikes {object_text(m.group('x') or m.group('y'))}",
-            )
-            if object_text(m.group("x") or m.group("y"))
-            and object_text(m.group("x") or m.group("y")).lower() not in PRONOUNS
-            else None
-        ),
+        thing_fact("likes", "dislikes {}"),
         category="preference",
         importance=5.5,
     ),

@@ -17,6 +17,7 @@ from langchain_tiered_memory.write.rules.en.words import (
     BREED_TO_SPECIES,
     MONTHS,
     NAME_STOP,
+    PRONOUNS,
     RELATIONS,
     SPECIES,
     WEEKDAYS,
@@ -109,6 +110,29 @@ def says(subject: str, content: str) -> Builder:
         ('avoids:dairy', 'avoids dairy')
     """
     return engine.says(subject, content, filters=FILTERS)
+
+
+def thing_fact(prefix: str, template: str) -> Builder:
+    """A builder for ``(prefix:key, template with the thing)``: the thing is the object
+    (:func:`object_text`) of group ``x``, or of ``y`` when ``x`` took no part; nothing
+    when there is none or it is a pronoun ("I avoid it").
+
+    Example:
+        >>> build = thing_fact("avoids", "avoids {}")
+        >>> build(re.search(r"avoid (?P<x>.+)", "I avoid fried food at night"), "")
+        ('avoids:fried food', 'avoids fried food')
+        >>> build(re.search(r"avoid (?P<x>.+)", "I avoid it"), "") is None
+        True
+    """
+
+    def build(match: re.Match[str], _said: str) -> tuple[str, str] | None:
+        groups = match.groupdict()
+        thing = object_text(groups.get("x") or groups.get("y") or "")
+        if not thing or thing.lower() in PRONOUNS:
+            return None
+        return f"{prefix}:{short_key(thing)}", template.format(thing)
+
+    return build
 
 
 def object_fact(subject: str, template: str, *, group: str = "x") -> Builder:
