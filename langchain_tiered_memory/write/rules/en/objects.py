@@ -120,7 +120,7 @@ def thing_fact(prefix: str, template: str) -> Builder:
     Example:
         >>> build = thing_fact("avoids", "avoids {}")
         >>> build(re.search(r"avoid (?P<x>.+)", "I avoid fried food at night"), "")
-        ('avoids:fried food', 'avoids fried food')
+        ('avoids:fried food', 'avoids fried food at night')
         >>> build(re.search(r"avoid (?P<x>.+)", "I avoid it"), "") is None
         True
     """
