@@ -77,14 +77,7 @@ RULES: list[Rule] = [
     rule(
         rf"(?:\bI |^){ADVERB}(?:can't|cannot|can not|can no longer|shouldn't|mustn't|must not)"
         r" (?:eat|have|drink|tolerate|digest|touch|handle) (?:any )?(?P<x>.+)",
-        lambda m, _: (
-            (
-                f"avoids:{short_key(object_text(m.group('x')))}",
-                f"can't have {object_text(m.group('x'))}",
-            )
-            if object_text(m.group("x"))
-            else None
-        ),
+        thing_fact("avoids", "can't have {}", skip=frozenset()),
         importance=9.0,
     ),
     rule(
@@ -285,14 +278,7 @@ RULES: list[Rule] = [
         rf"(?:{I_AM}|{I_HAVE} always been|^) {ADVERB}(?:afraid|scared|terrified|frightened|"
         r"petrified|phobic) of (?P<x>[^,.;!?]+)|\bI (?:have|'ve got) (?:a |an )?(?:real |serious |"
         r"bad )?(?:fear|phobia) of (?P<y>[^,.;!?]+)",
-        lambda m, _: (
-            (
-                f"fear:{short_key(cut_tail(m.group('x') or m.group('y')))}",
-                f"afraid of {cut_tail(m.group('x') or m.group('y'))}",
-            )
-            if cut_tail(m.group("x") or m.group("y"))
-            else None
-        ),
+        thing_fact("fear", "afraid of {}", cut=cut_tail, skip=frozenset()),
         importance=7.0,
     ),
     rule(

@@ -76,11 +76,7 @@ RULES: list[Rule] = [
         rf"(?:{I_AM}) {ADVERB}(?:(?:really|totally|so|very|huge|big|massive) )?(?P<verb>into|a "
         r"(?:big |huge |massive )?fan of|obsessed with|crazy about|passionate about|mad about|"
         r"addicted to) (?P<x>.+)",
-        lambda m, c: (
-            (f"likes:{short_key(object_text(m.group('x')))}", f"into {object_text(m.group('x'))}")
-            if object_text(m.group("x"))
-            else None
-        ),
+        thing_fact("likes", "into {}", skip=frozenset()),
         category="preference",
         importance=5.5,
     ),
@@ -88,14 +84,7 @@ RULES: list[Rule] = [
         rf"{I_AM} an? (?:big|huge|massive|massive|die-hard|diehard|"
         rf"lifelong) (?P<x>[\w' -]{{2,25}}?)"
         r" fan\b|\bI can't get enough of (?P<y>.+)",
-        lambda m, _: (
-            (
-                f"likes:{short_key(object_text(m.group('x') or m.group('y')))}",
-                f"loves {object_text(m.group('x') or m.group('y'))}",
-            )
-            if object_text(m.group("x") or m.group("y"))
-            else None
-        ),
+        thing_fact("likes", "loves {}", skip=frozenset()),
         category="preference",
         importance=5.5,
     ),

@@ -10,6 +10,7 @@ Example:
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 
 from langchain_tiered_memory.write.rules import engine
 from langchain_tiered_memory.write.rules.en.words import (
@@ -112,10 +113,17 @@ def says(subject: str, content: str) -> Builder:
     return engine.says(subject, content, filters=FILTERS)
 
 
-def thing_fact(prefix: str, template: str) -> Builder:
-    """A builder for ``(prefix:key, template with the thing)``: the thing is the object
-    (:func:`object_text`) of group ``x``, or of ``y`` when ``x`` took no part; nothing
-    when there is none or it is a pronoun ("I avoid it").
+def thing_fact(
+    prefix: str,
+    template: str,
+    *,
+    cut: Callable[[str], str] | None = None,
+    skip: frozenset[str] = PRONOUNS,
+) -> Builder:
+    """A builder for ``(prefix:key, template with the thing)``: the thing is group ``x``
+    (or ``y`` when ``x`` took no part) cut where it ends (``cut``, default
+    :func:`object_text`); nothing when there is none or it is one of ``skip`` (default:
+    a pronoun, "I avoid it").
 
     Example:
         >>> build = thing_fact("avoids", "avoids {}")
@@ -127,8 +135,8 @@ def thing_fact(prefix: str, template: str) -> Builder:
 
     def build(match: re.Match[str], _said: str) -> tuple[str, str] | None:
         groups = match.groupdict()
-        thing = object_text(groups.get("x") or groups.get("y") or "")
-        if not thing or thing.lower() in PRONOUNS:
+        thing = (cut or object_text)(groups.get("x") or groups.get("y") or "")
+        if not thing or thing.lower() in skip:
             return None
         return f"{prefix}:{short_key(thing)}", template.format(thing)
 
