@@ -61,6 +61,8 @@ __all__ = [
     "Rule",
     "emit",
     "extract",
+    "hobby",
+    "like",
     "merge",
     "rule",
     "says",
@@ -155,6 +157,16 @@ def says(
         return filling.format(subject, **groups), filling.format(content, **groups)
 
     return build
+
+
+def like(pattern: str, build: Builder, **options: Any) -> Rule:
+    """A rule for what the user likes or dislikes: a preference of importance 5.5."""
+    return rule(pattern, build, "preference", 5.5, **options)
+
+
+def hobby(pattern: str, build: Builder, **options: Any) -> Rule:
+    """A rule for what the user does for fun: a preference of importance 5.0."""
+    return rule(pattern, build, "preference", 5.0, **options)
 
 
 def emit(built: object) -> list[tuple[str, str]]:

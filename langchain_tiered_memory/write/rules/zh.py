@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 
 from langchain_tiered_memory.write.candidate import Candidate
-from langchain_tiered_memory.write.rules.engine import Language, Rule, rule, says
+from langchain_tiered_memory.write.rules.engine import Language, Rule, like, rule, says
 from langchain_tiered_memory.write.rules.filters import HEDGE, REJECTED, is_question
 from langchain_tiered_memory.write.rules.text import clauses
 
@@ -197,17 +197,13 @@ ZH_RULES: list[Rule] = [
         says("languages", "会说{x}"),
         importance=6.0,
     ),
-    rule(
+    like(
         r"我(?:很|非常|最|也|特别|超)?(?P<neg>不再|不|不太)?喜欢(?P<x>[^，。！？,.!?]{1,15})",
         _likes,
-        category="preference",
-        importance=5.5,
     ),
-    rule(
+    like(
         r"我(?:很|非常|最|特别)?(?:讨厌|受不了|不爱)(?P<x>[^，。！？,.!?]{1,15})",
         says("likes:{x}", "不喜欢{x}"),
-        category="preference",
-        importance=5.5,
     ),
     rule(
         r"预算(?:是|有|大概|在|为|差不多|最多)*(?P<x>\d[\d,.]*\s*(?:万|千|百)?(?:元|块|美元|欧元|"

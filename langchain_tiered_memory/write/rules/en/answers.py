@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from typing import Any
 
 from langchain_tiered_memory.write.rules.en.objects import (
     length_of,
@@ -29,6 +30,11 @@ def _speaks(m: re.Match[str], _: str) -> list[tuple[str, str]]:
     return out
 
 
+def answer_rule(pattern: str, build: Builder, **options: Any) -> Rule:
+    """A rule for how the user wants answers: a request (not a wish) of importance 8."""
+    return rule(pattern, build, importance=8.0, request=True, **options)
+
+
 def standing(build: Builder) -> Builder:
     """``build``, for a clause that asks for it from now on ("always", "from now on",
     "please"...: :data:`~.words.STANDING`); nothing for a one-off."""
@@ -41,7 +47,7 @@ def standing(build: Builder) -> Builder:
 
 RULES: list[Rule] = [
     # -- how to answer --
-    rule(
+    answer_rule(
         rf"\b(?:reply|replies|replying|respond|responding|responses|answer|answers|answering|write|"
         rf"writing|talk|talking|speak|speaking|chat|message)"
         rf"(?: to me| me| us| back| with me)?(?: only| always)? in (?P<x>{LANG})\b|\b(?:switch|"
@@ -55,10 +61,8 @@ RULES: list[Rule] = [
             "answer_language",
             f"answer in {(m.group('x') or m.group('y') or m.group('z') or m.group('w')).title()}",
         ),
-        importance=8.0,
-        request=True,
     ),
-    rule(
+    answer_rule(
         r"(?:\b(?:use|prefer|always|please|only|stick to|give me|answer in|reply in|respond in|"
         r"format (?:it|answers|replies) as|in|as)\b[^.?!]{0,25}?\b(?P<x>bullet(?:ed)? points?|"
         r"bullets|"
@@ -67,37 +71,29 @@ RULES: list[Rule] = [
         r"^(?P<y>bullet(?:ed)? points?|bullets|numbered lists?|tables?|plain text|no markdown)"
         r" (?:please|only|always|from now on))",
         standing(says("answer_format", "answer in {x:lower}{y:lower}")),
-        importance=8.0,
-        request=True,
     ),
-    rule(
+    answer_rule(
         r"\b(?:don't|do not|never|no|stop|avoid|without|please no|skip the) (?:use |using |add "
         r"|adding |with |put |putting )?(?:any )?(?P<x>emojis?|emoticons|exclamation (?:marks|"
         r"points)"
         r"|jargon|slang|swearing|profanity|small talk|pleasantries|disclaimers|caveats)\b",
         says("answer_style", "no {x:lower} in answers"),
-        importance=8.0,
-        request=True,
     ),
-    rule(
+    answer_rule(
         r"\bkeep (?:your |the |all )?(?:answers?|replies|responses|it|things|them)(?: \w+)? "
         r"(?P<x>short|brief|concise|simple|detailed|under \d+ words|to \w+ sentences)\b|"
         r"\b(?P<y>short|brief|concise|detailed|longer|in-depth|one-line) (?:answers?|replies|"
         r"responses)(?= (?:please|only|from now|always)|\s*[,.!]|$)|\bno more than (?P<z>\w+ "
         r"(?:sentences|words|lines|paragraphs))\b",
         standing(lambda m, _: ("answer_length", f"answers {length_of(m).lower()}")),
-        importance=8.0,
-        request=True,
     ),
-    rule(
+    answer_rule(
         r"(?:\b(?:use|prefer|stick to|give me|always|in|only)\b[^.?!]{0,15}?\b(?P<x>metric|"
         r"imperial|celsius|fahrenheit)\b|^(?P<y>metric|imperial|celsius|fahrenheit)(?: units)? "
         r"(?:please|only))",
         standing(says("units", "uses {x:lower}{y:lower} units")),
-        importance=8.0,
-        request=True,
     ),
-    rule(
+    answer_rule(
         rf"(?:{I_AM}|\bwe're|\bwe are) {ADVERB}(?:on|in) (?:the )?(?P<x>(?:(?:central|eastern|"
         rf"western) "
         r"european|british summer|greenwich mean|indian standard|japan standard|china standard|"
@@ -111,8 +107,6 @@ RULES: list[Rule] = [
             if m.group("y") or m.group("t") or len(m.group("x")) <= 5
             else None
         ),
-        importance=8.0,
-        request=True,
     ),
     rule(
         rf"\bI (?:also )?(?:speak|understand|read|can speak) (?P<langs>(?:(?:a (?:bit|little)"

@@ -18,7 +18,7 @@ from langchain_tiered_memory.write.rules.en.words import (
     HOBBIES,
     I_AM,
 )
-from langchain_tiered_memory.write.rules.engine import Rule, rule
+from langchain_tiered_memory.write.rules.engine import Rule, hobby, like, rule
 
 
 def _likes(m: re.Match[str], clause: str) -> tuple[str, str] | None:
@@ -48,7 +48,7 @@ def _usual(m: re.Match[str], _: str) -> tuple[str, str] | None:
 
 RULES: list[Rule] = [
     # -- likes, hobbies --
-    rule(
+    like(
         rf"\bI {ADVERB}(?P<neg>don't|do not|no longer|can't stand|cannot stand|hate|dislike|"
         r"detest|loathe|can't bear|despise|'m not a fan of|am not a fan of|'m not into|am not "
         r"into)(?P<verb> (?:like|enjoy|love|care for|care about|follow|fancy)|) (?P<x>.+)",
@@ -58,10 +58,8 @@ RULES: list[Rule] = [
             or m.group("neg").lower() not in {"don't", "do not", "no longer"}
             else None
         ),
-        category="preference",
-        importance=5.5,
     ),
-    rule(
+    like(
         rf"\bI {ADVERB}(?P<verb>love|like|enjoy|adore|prefer)\b(?! (?:to|it|that|this|when|how|"
         r"the way|you|your|him|her|them|what|if|a lot of what|replies|answers|responses|"
         r"(?:the |these |those |that |this |your |all )?(?:idea|ideas|tip|tips|suggestion|"
@@ -69,55 +67,41 @@ RULES: list[Rule] = [
         r"list|plan|sound of|thought)|"
         r"(?:short|long|brief|detailed) (?:replies|answers))\b) (?P<x>.+)",
         _likes,
-        category="preference",
-        importance=5.5,
     ),
-    rule(
+    like(
         rf"(?:{I_AM}) {ADVERB}(?:(?:really|totally|so|very|huge|big|massive) )?(?P<verb>into|a "
         r"(?:big |huge |massive )?fan of|obsessed with|crazy about|passionate about|mad about|"
         r"addicted to) (?P<x>.+)",
         thing_fact("likes", "into {}", skip=frozenset()),
-        category="preference",
-        importance=5.5,
     ),
-    rule(
+    like(
         rf"{I_AM} an? (?:big|huge|massive|massive|die-hard|diehard|"
         rf"lifelong) (?P<x>[\w' -]{{2,25}}?)"
         r" fan\b|\bI can't get enough of (?P<y>.+)",
         thing_fact("likes", "loves {}", skip=frozenset()),
-        category="preference",
-        importance=5.5,
     ),
-    rule(
+    like(
         rf"{I_AM} not (?:big on|keen on|a big fan of|really into|into|fond of) (?P<x>.+)|"
         r"(?:^|[,:]\s*)(?P<y>(?:[\w-]+\s+){0,2}[\w-]+?) (?:isn't|is not|aren't|"
         r"are not) (?:really )?"
         r"my (?:thing|cup of tea|jam|scene)",
         thing_fact("likes", "dislikes {}"),
-        category="preference",
-        importance=5.5,
     ),
-    rule(
+    hobby(
         rf"{I_AM} an? (?P<adj>keen|avid|passionate|enthusiastic|amateur|regular|serious|big|huge|"
         r"competitive|casual|weekend|club) (?P<x>(?:[\w-]+ )?\w+(?:er|ist|or))\b",
         says("hobby:{x:key}", "{adj} {x}"),
-        category="preference",
-        importance=5.0,
     ),
-    rule(
+    like(
         r"\bmy (?P<label>go-to|usual|regular|favou?rite|fave|fav)(?: (?P<what>[\w -]{2,20}?))?"
         r"(?: order)? (?:is|are|'s|has to be) (?P<x>.+)",
         _usual,
-        category="preference",
-        importance=5.5,
     ),
-    rule(
+    hobby(
         rf"\bI {ADVERB}(?:play|do|practi[sc]e|go) (?:the |a bit of |some )?(?P<x>{HOBBIES})\b",
         lambda m, _: (f"hobby:{short_key(m.group('x'))}", conjugate(m.group(0)[2:].strip())),
-        category="preference",
-        importance=5.0,
     ),
-    rule(
+    hobby(
         rf"(?:\bI(?:'ve| have)?|^|\band) {ADVERB}(?:started|taken up|took up|got into|gotten into"
         rf"|began|picked up|been) (?P<x>{HOBBIES})\b(?: (?:instead|lately|again|regularly|a lot|"
         r"recently|every|for|three|twice))?",
@@ -127,19 +111,15 @@ RULES: list[Rule] = [
             if "been" not in m.group(0)
             else f"does {m.group('x').lower()}",
         ),
-        category="preference",
-        importance=5.0,
     ),
-    rule(
+    hobby(
         rf"\b(?P<x>{HOBBIES})(?: \w+)? (?P<f>(?:once|twice|three times|four times|five times|"
         r"\d+ times|every|each|several times|a few times|(?:one|two|three|four|five|six|\d+) "
         r"(?:evenings|mornings|nights|days|times|afternoons|sessions)) (?:a|per|every|each) "
         r"(?:week|month|day|weekend))",
         says("hobby:{x:key}", "{x:lower} {f}"),
-        category="preference",
-        importance=5.0,
     ),
-    rule(
+    like(
         r"(?:^|\bI(?:'ve| have)? )(?:cancelled|canceled|quit|stopped|dropped|ditched|gave up|"
         r"given up|"
         r"left|sold|ended) (?P<old>[^,.;!?]+?),? (?:and )?(?:I(?:'ve| have)? |now )?(?:joined|"
@@ -150,11 +130,9 @@ RULES: list[Rule] = [
             if cut_tail(m.group("new"))
             else None
         ),
-        category="preference",
-        importance=5.5,
         fallback=True,
     ),
-    rule(
+    like(
         r"\bI(?:'ve| have)? (?:switched|changed|moved over|moved on) "
         r"(?:from (?P<from>[^,.;!?]+?) )?to (?P<x>[^,.;!?]+)",
         lambda m, _: (
@@ -165,8 +143,6 @@ RULES: list[Rule] = [
             if object_text(m.group("x"))
             else None
         ),
-        category="preference",
-        importance=5.5,
         fallback=True,
     ),
     rule(
