@@ -59,6 +59,7 @@ __all__ = [
     "Language",
     "Referents",
     "Rule",
+    "by_group",
     "emit",
     "extract",
     "hobby",
@@ -155,6 +156,25 @@ def says(
     def build(match: re.Match[str], _clause: str) -> tuple[str, str]:
         groups = {k: v or "" for k, v in match.groupdict().items()}
         return filling.format(subject, **groups), filling.format(content, **groups)
+
+    return build
+
+
+def by_group(**builders: Builder) -> Builder:
+    """The builder of the first group named (in the order given) that took part in the
+    match: one rule, several forms ("I'm 1.8 m tall" or "I weigh 70 kg").
+
+    Example:
+        >>> build = by_group(m=says("height", "{m} tall"), kg=says("weight", "weighs {kg}"))
+        >>> build(re.search(r"(?P<m>\\d m)|(?P<kg>\\d+ kg)", "I weigh 70 kg"), "")
+        ('weight', 'weighs 70 kg')
+    """
+
+    def build(match: re.Match[str], clause: str) -> list[tuple[str, str]] | tuple[str, str] | None:
+        for group, each in builders.items():
+            if match.group(group):
+                return each(match, clause)
+        return None
 
     return build
 

@@ -13,7 +13,7 @@ from langchain_tiered_memory.write.rules.en.words import (
     NAME_STOP,
     NATIONALITIES,
 )
-from langchain_tiered_memory.write.rules.engine import Rule, rule
+from langchain_tiered_memory.write.rules.engine import Rule, by_group, rule
 
 
 def _age(m: re.Match[str], _: str) -> tuple[str, str]:
@@ -95,11 +95,7 @@ RULES: list[Rule] = [
         r"\bI(?:'m| am) (?P<x>\d(?:[.,]\d{1,2})? ?m|1\d\d ?cm|\d ?(?:ft|foot|feet|')(?: ?\d{1,2}"
         r"(?: ?in(?:ches)?|\")?)?)(?: tall)?\b|\bI weigh (?:about |around )?(?P<w>\d{2,3} ?(?:kg|"
         r"kilos|lbs|pounds|stone(?: \d+)?))",
-        lambda m, _: (
-            ("height", f"{m.group('x')} tall")
-            if m.group("x")
-            else ("weight", f"weighs {m.group('w')}")
-        ),
+        by_group(x=says("height", "{x} tall"), w=says("weight", "weighs {w}")),
         importance=5.5,
     ),
     rule(

@@ -16,7 +16,7 @@ from langchain_tiered_memory.write.rules.en.words import (
     I_HAVE,
     JOBS,
 )
-from langchain_tiered_memory.write.rules.engine import Rule, rule
+from langchain_tiered_memory.write.rules.engine import Rule, by_group, rule
 
 
 def _job(m: re.Match[str], _: str) -> tuple[str, str] | None:
@@ -114,11 +114,7 @@ RULES: list[Rule] = [
         rf"landed|"
         r"accepted|started|took|start)(?i: (?:a|the|my)(?: new)?| a new| my new)? (?i:job|role|"
         r"position) (?i:at|with) (?P<org2>[A-Z][\w&.'-]*(?: [A-Z][\w&.'-]*)*)",
-        lambda m, _: (
-            ("work", f"{m.group('job')} at {m.group('org')}")
-            if m.group("org")
-            else ("work", f"works at {m.group('org2')}")
-        ),
+        by_group(org=says("work", "{job} at {org}"), org2=says("work", "works at {org2}")),
         importance=6.5,
         flags=0,
     ),
