@@ -137,11 +137,16 @@ FILTERS: Mapping[str, Callable[[str], str]] = {"lower": str.lower, "title": str.
 
 
 def says(
-    subject: str, content: str, *, filters: Mapping[str, Callable[[str], str]] = FILTERS
+    subject: str,
+    content: str,
+    *,
+    filters: Mapping[str, Callable[[str], str]] = FILTERS,
+    needs: str = "",
 ) -> Builder:
     """A builder that states ``(subject, content)``, templates filled with the match's
     named groups (a group that took no part is empty, so ``{x}{y}`` is whichever of two
-    alternatives matched); ``{x:name}`` passes the group through a filter first.
+    alternatives matched); ``{x:name}`` passes the group through a filter first. With
+    ``needs`` (``"x:name"``), nothing is stated when that filled field is empty.
 
     Example:
         >>> build = says("diet", "{x:lower}")
@@ -152,9 +157,12 @@ def says(
         ('allergy:egg', 'allergic to egg')
     """
     filling = _Filling(filters)
+    needed = "{" + needs + "}" if needs else ""
 
-    def build(match: re.Match[str], _clause: str) -> tuple[str, str]:
+    def build(match: re.Match[str], _clause: str) -> tuple[str, str] | None:
         groups = {k: v or "" for k, v in match.groupdict().items()}
+        if needed and not filling.format(needed, **groups):
+            return None
         return filling.format(subject, **groups), filling.format(content, **groups)
 
     return build

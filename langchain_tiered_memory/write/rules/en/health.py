@@ -226,11 +226,7 @@ RULES: list[Rule] = [
         r"clear of) (?!to\b|work\b|sick\b|home\b|out\b|now\b|for\b|on\b|the hook\b|duty\b|today\b)"
         r"(?P<x>[\w -]{2,25}?)(?=\s*(?:$|[,.;!]|for\b|since\b|because\b|at the\b|these\b|now\b|"
         r"right\b|completely\b|entirely\b|altogether\b|this\b|until\b))",
-        lambda m, _: (
-            (f"avoids:{short_key(m.group('x'))}", f"avoids {object_text(m.group('x'))}")
-            if object_text(m.group("x"))
-            else None
-        ),
+        says("avoids:{x:key}", "avoids {x:object}", needs="x:object"),
         importance=8.5,
     ),
     rule(

@@ -125,11 +125,7 @@ RULES: list[Rule] = [
         r"left|sold|ended) (?P<old>[^,.;!?]+?),? (?:and )?(?:I(?:'ve| have)? |now )?(?:joined|"
         r"switched to|started|got|moved to|gone for|went for|bought|signed up (?:for|with)|"
         r"picked up|taken up|took up) (?P<new>[^,.;!?]+)",
-        lambda m, _: (
-            (f"~{short_key(m.group('old'))}", f"{cut_tail(m.group('new'))}")
-            if cut_tail(m.group("new"))
-            else None
-        ),
+        says("~{old:key}", "{new:cut}", needs="new:cut"),
         fallback=True,
     ),
     like(

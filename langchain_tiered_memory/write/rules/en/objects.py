@@ -101,7 +101,7 @@ def kin_subject(noun: str) -> str:
     return f"pet:{species_of(noun)}" if animal else f"family:{noun}"
 
 
-def says(subject: str, content: str) -> Builder:
+def says(subject: str, content: str, *, needs: str = "") -> Builder:
     """:func:`~langchain_tiered_memory.write.rules.engine.says` with the English filters:
     ``{x:lower}``, ``{x:title}``, ``{x:strip}``, ``{x:key}`` (:func:`short_key`),
     ``{x:object}`` (:func:`object_text`) and ``{x:cut}`` (:func:`cut_tail`).
@@ -110,7 +110,7 @@ def says(subject: str, content: str) -> Builder:
         >>> says("avoids:{x:key}", "avoids {x:lower}")(re.search(r"no (?P<x>.+)", "no Dairy"), "")
         ('avoids:dairy', 'avoids dairy')
     """
-    return engine.says(subject, content, filters=FILTERS)
+    return engine.says(subject, content, filters=FILTERS, needs=needs)
 
 
 def thing_fact(
