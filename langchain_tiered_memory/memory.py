@@ -37,7 +37,6 @@ from __future__ import annotations
 import asyncio
 import logging
 import threading
-import uuid
 from collections.abc import Callable, Sequence
 from dataclasses import replace
 from datetime import datetime
@@ -64,10 +63,8 @@ from langchain_tiered_memory.recall.gate import (
 )
 from langchain_tiered_memory.recall.prompt import recall_for_prompt
 from langchain_tiered_memory.storage.base import (
-    FORGET_NOTICE_ID,
     AuditKind,
     AuditTrail,
-    PurgesCheckpoints,
     RecordStore,
     Store,
     ThreadHead,
@@ -80,9 +77,10 @@ from langchain_tiered_memory.tiers.buffer import (
     turn_tokens,
 )
 from langchain_tiered_memory.tiers.compression import compress_and_commit
-from langchain_tiered_memory.tiers.core import CoreFact, CoreMemory, FactUpdate
+from langchain_tiered_memory.tiers.core import CoreFact, CoreMemory
 from langchain_tiered_memory.tiers.summarize import Summarizer, summarizer_from
 from langchain_tiered_memory.tiers.window import ThreadWindow
+from langchain_tiered_memory.values.facts import FactUpdate
 from langchain_tiered_memory.values.turns import (
     ABANDONED_TOOL_RESULT,
     Turn,
@@ -91,27 +89,21 @@ from langchain_tiered_memory.values.turns import (
     message_text,
 )
 from langchain_tiered_memory.write.attributes import AttributeSchema
-from langchain_tiered_memory.write.background import BackgroundWorker
 from langchain_tiered_memory.write.consolidation import Reflector
 from langchain_tiered_memory.write.forget import (
     ForgetReport,
     ForgetRequest,
-    facts_to_forget,
+    carry_out,
     forget_requests,
     forget_words,
-    text_matches,
 )
 from langchain_tiered_memory.write.learned.earlier import earlier_view
-from langchain_tiered_memory.write.model_extractor import (
-    ModelExtractor,
-    model_extractor_for,
-    plan_changes,
-)
-from langchain_tiered_memory.write.policy import possible_record, undo_supersession
+from langchain_tiered_memory.write.model_extractor import ModelExtractor, model_extractor_for
+from langchain_tiered_memory.write.policy import undo_supersession
+from langchain_tiered_memory.write.scheduler import ExtractionScheduler
 from langchain_tiered_memory.write.writer import (
     Extractor,
     MemoryWriter,
-    WriteResult,
     extractor_from,
 )
 
@@ -284,10 +276,8 @@ class TieredMemory:
             attributes=attributes,
         )
         self.extract_every = extract_every
-        self._held: dict[int, Turn] = {}  # pending turns a compression took out of the window
-        self._flush_due = False
-        self._extraction = BackgroundWorker(
-            self._run_model_batches, name=f"tiered-memory-extract:{self.user_id}/{self.thread_id}"
+        self._extraction = ExtractionScheduler(
+            self, lock=self._lock, refresh=self._refresh, moved=self._moved
         )
         self._refresh()
         if system_prompt:
@@ -477,11 +467,11 @@ class TieredMemory:
                 added = {m.turn for m in result.stored}
                 if any(isinstance(m.message, HumanMessage) for m in result.stored):
                     self._handle_forget_requests([t for t in state.turns if t.index in added])
-                self._extract()
-                pending = self._pending_turns()
+                self._extraction.extract(self._state)
+                pending = self._extraction.pending(self._state)
                 events = self._compress(force=False)
                 if events and events[0].kind == "compression":
-                    self._extract(flush=True, held=pending)
+                    self._extraction.extract(self._state, flush=True, held=pending)
                 return events
             except StorageError:
                 logger.exception(
@@ -666,130 +656,12 @@ class TieredMemory:
 
     def _carry_out(self, asked: Sequence[ForgetRequest], turns: Sequence[int]) -> ForgetReport:
         """Carry out forget requests (``turns``: the request turns, replaced by the notice)."""
-        if any(request.everything for request in asked):
-            facts = len(self.backend.load_facts(self.user_id)[1])
-            records = self.store.forget_user(self.user_id)
-            report = ForgetReport(facts=facts, records=records, everything=True)
-            if turns:
-                notice = HumanMessage(report.notice(), id=f"{FORGET_NOTICE_ID}{uuid.uuid4().hex}")
-                self.backend.append_messages(self.user_id, self.thread_id, [notice])
-        else:
-            word_sets = [forget_words(r.target) for r in asked if r.target]
-            word_sets = [w for w in word_sets if w]
-            subjects = [
-                f.subject
-                for r in asked
-                if not (r.target and forget_words(r.target))
-                for f in facts_to_forget(ForgetRequest(None), self.core.active())
-            ]
-
-            def match(text: str) -> bool:
-                return any(text_matches(words, text) for words in word_sets)
-
-            counts = self.backend.forget_matching(
-                self.user_id,
-                self.thread_id,
-                match=match,
-                subjects=subjects,
-                requests=turns,
-                notice=lambda c: ForgetReport.from_counts(c).notice(),
-                purge=self.store.purge_checkpoints
-                if isinstance(self.store, PurgesCheckpoints)
-                else None,
-            )
-            report = ForgetReport.from_counts(counts)
+        report = carry_out(
+            self.store, self.core, asked, turns, user_id=self.user_id, thread_id=self.thread_id
+        )
         self.last_forget = report
         self._refresh()
         return report
-
-    def _pending_turns(self) -> list[Turn]:
-        """Buffered turns facts were not extracted from yet."""
-        return [t for t in self._state.turns if t.index > self.head.extracted_through]
-
-    def _extract(self, *, flush: bool = False, held: Sequence[Turn] = ()) -> None:
-        """Extract facts from turns not extracted yet (the store keeps the watermark).
-
-        With a model extractor this only asks the background worker for a run
-        (``held``: pending turns a compression is taking out of the window, kept
-        for it); the add never waits for the model.
-        """
-        if self.model_extractor is not None:
-            for turn in held:
-                self._held.setdefault(turn.index, turn)
-            self._flush_due = self._flush_due or flush
-            if flush or len(self._pending_turns()) >= self.extract_every:
-                self._extraction.request()
-            return
-        head = self.head
-        pending = [t for t in self._state.turns if t.index > head.extracted_through]
-        if not pending:
-            return
-        result = self.writer.extract(pending, flush=flush)
-        self._apply_writes(result)
-        if result.extracted:
-            advanced = self.backend.advance_extraction(head, max(t.index for t in pending))
-            if advanced is None:  # another view moved the watermark: read where it is
-                self._refresh()
-            else:
-                self._moved(advanced)
-
-    def _run_model_batches(self) -> None:
-        """The background worker's job: extract every due batch with the model, each
-        committed with the watermark in one transaction
-        (:meth:`~langchain_tiered_memory.storage.base.MemoryBackend.commit_extraction`).
-
-        The model is called outside the view's lock. A batch another view committed
-        first is dropped and the rest re-read; a model or storage failure leaves the
-        batch due for the next run (nothing of it was written).
-        """
-        extractor = self.model_extractor
-        assert extractor is not None
-        flush = False
-        for _ in range(1000):  # every due batch; the bound only guards against a loop
-            with self._lock:
-                state = self._refresh()
-                head = self.head
-                flush, self._flush_due = flush or self._flush_due, False
-                through = head.extracted_through
-                pending = {t.index: t for t in self._held.values() if t.index > through}
-                pending.update({t.index: t for t in state.turns if t.index > through})
-                turns = [pending[i] for i in sorted(pending)]
-                facts = self.core.active()
-            if not turns or (not flush and len(turns) < self.extract_every):
-                return
-            try:
-                answer = extractor.decide(
-                    turns, facts, counter=self.counter, max_input_tokens=self.budget.input_budget
-                )
-                changes, possible, dropped = plan_changes(
-                    answer, user_id=self.user_id, thread_id=self.thread_id
-                )
-                done = self.backend.commit_extraction(
-                    head, answer.through, changes, records=possible
-                )
-            except BaseException:
-                with self._lock:  # nothing was written: the batch stays due, as its flush
-                    self._flush_due = self._flush_due or flush
-                raise
-            if dropped:
-                logger.info("model extraction: %d decisions dropped: %s", len(dropped), dropped)
-            with self._lock:
-                if done is None:  # another view committed this batch: read where it is
-                    self._refresh()
-                    continue
-                for index in [i for i in self._held if i <= answer.through]:
-                    del self._held[index]
-                mine = self._copy.head
-                if mine is not None and mine.generation == head.generation:
-                    through = max(mine.extracted_through, answer.through)
-                    self._moved(replace(mine, extracted_through=through))
-            if self.reflector is not None:
-                from langchain_tiered_memory.records import fact_record
-
-                written = [fact_record(self.user_id, u.fact) for u in done.updates] + possible
-                observations = self.reflector.observe(written)
-                if observations:
-                    self.archive.add(observations)
 
     def flush_extraction(self, timeout: float | None = None) -> bool:
         """Extract every pending turn now and wait for it (with a model extractor; the
@@ -800,35 +672,11 @@ class TieredMemory:
             >>> TieredMemory(context_window=1024).flush_extraction()
             True
         """
-        if self.model_extractor is None:
-            return True
-        with self._lock:
-            self._refresh()
-            if not self._pending_turns() and not self._held:
-                return self._extraction.wait(timeout)
-            self._flush_due = True
-            self._extraction.request()
-        return self._extraction.wait(timeout)
+        return self._extraction.flush(timeout)
 
     async def aflush_extraction(self, timeout: float | None = None) -> bool:
         """Async twin of :meth:`flush_extraction`."""
         return await asyncio.to_thread(self.flush_extraction, timeout)
-
-    def _apply_writes(self, result: WriteResult) -> None:
-        """Archive what core memory was unsure of (the write policy's ``possible``)."""
-        possible = [
-            possible_record(f, user_id=self.user_id, thread_id=self.thread_id)
-            for f in result.possible
-        ]
-        if possible:
-            self.archive.add(possible)
-        if self.reflector is not None:
-            from langchain_tiered_memory.records import fact_record
-
-            written = [fact_record(self.user_id, u.fact) for u in result.promoted] + possible
-            observations = self.reflector.observe(written)
-            if observations:
-                self.archive.add(observations)
 
     # -- compression -------------------------------------------------------------
 
@@ -864,11 +712,11 @@ class TieredMemory:
     def compress(self, *, force: bool = True) -> list[CompressionEvent]:
         """Compress now (by default even if no trigger fires)."""
         with self._lock:
-            self._refresh()
-            pending = self._pending_turns()
+            state = self._refresh()
+            pending = self._extraction.pending(state)
             events = self._compress(force=force)
             if events and events[0].kind == "compression":
-                self._extract(flush=True, held=pending)
+                self._extraction.extract(self._state, flush=True, held=pending)
             return events
 
     # -- recall --------------------------------------------------------------

@@ -212,3 +212,33 @@ def test_bench_facts_cli(tmp_path: Path) -> None:
     ):
         assert key in report
     assert report["core_hit"] == 1.0
+
+
+def test_blind_r3_file_loads_with_the_counts_the_readme_gives() -> None:
+    """The round-3 blind file loads and has the kinds and languages benchmarks/README.md states."""
+    from collections import Counter
+
+    path = Path(__file__).parents[1] / "tiered_memory_bench" / "data" / "facts_blind_r3.json"
+    items = load_facts(path)
+    assert len(items) == 161
+    assert len({item.id for item in items}) == 161
+    assert Counter(item.kind for item in items) == {"fact": 60, "update": 41, "non_fact": 60}
+    assert Counter(item.lang for item in items) == {"en": 97, "zh": 64}
+    assert Counter((item.kind, item.lang) for item in items) == {
+        ("fact", "en"): 36,
+        ("update", "en"): 25,
+        ("non_fact", "en"): 36,
+        ("fact", "zh"): 24,
+        ("update", "zh"): 16,
+        ("non_fact", "zh"): 24,
+    }
+    for item in items:
+        # every update names the old value, every non-fact what must not be stored
+        assert item.stale if item.kind == "update" else True, item.id
+        assert item.forbid if item.kind == "non_fact" else True, item.id
+        # the later question never carries a check string itself
+        assert not any(s in item.question.lower() for s in item.checks()), item.id
+    filler = load_filler()
+    for item in items:  # the filler leaves turns to use for every item
+        pool = filler[item.lang]
+        assert any(not any(c in f"{q} {a}".lower() for c in item.checks()) for q, a in pool)

@@ -68,7 +68,8 @@ from langchain_tiered_memory.memory import TieredMemory
 from langchain_tiered_memory.recall.time_expressions import query_window
 from langchain_tiered_memory.records import MemoryRecord
 from langchain_tiered_memory.store import MemoryStore
-from langchain_tiered_memory.tiers.core import CoreFact, FactConflict, history_line
+from langchain_tiered_memory.tiers.core import CoreFact, FactConflict
+from langchain_tiered_memory.values.facts import history_line
 from langchain_tiered_memory.write.importance import rate_importance
 
 logger = logging.getLogger(__name__)
@@ -411,11 +412,23 @@ def _agent_fact(block: str, subject: str, content: str) -> CoreFact:
         raise ToolException(str(exc)) from exc
 
 
-def _async(func: Callable[..., str]) -> Callable[..., Any]:
+def _editing_tool(
+    func: Callable[..., str], args_schema: type[BaseModel], description: str
+) -> StructuredTool:
+    """A core/archival memory tool named after ``func``, its async twin run in a worker
+    thread, its errors returned to the model."""
+
     async def run(config: RunnableConfig, **kwargs: Any) -> str:
         return await asyncio.to_thread(func, config=config, **kwargs)
 
-    return run
+    return StructuredTool.from_function(
+        func=func,
+        coroutine=run,
+        name=func.__name__,
+        description=description,
+        args_schema=args_schema,
+        handle_tool_error=True,
+    )
 
 
 def create_core_memory_tools(
@@ -558,39 +571,24 @@ def create_core_memory_tools(
         return "Saved to archival memory."
 
     return [
-        StructuredTool.from_function(
-            func=core_memory_append,
-            coroutine=_async(core_memory_append),
-            name="core_memory_append",
-            description=(
-                "Add a new fact to core memory (always shown in your prompt): something "
-                "lasting about the user, yourself or the task. One fact per subject; to "
-                "change an existing fact use core_memory_replace."
-            ),
-            args_schema=_AppendInput,
-            handle_tool_error=True,
+        _editing_tool(
+            core_memory_append,
+            _AppendInput,
+            "Add a new fact to core memory (always shown in your prompt): something "
+            "lasting about the user, yourself or the task. One fact per subject; to "
+            "change an existing fact use core_memory_replace.",
         ),
-        StructuredTool.from_function(
-            func=core_memory_replace,
-            coroutine=_async(core_memory_replace),
-            name="core_memory_replace",
-            description=(
-                "Replace the fact stored under a subject in core memory with its new "
-                "version (e.g. the user moved city). The old version is kept in history."
-            ),
-            args_schema=_ReplaceInput,
-            handle_tool_error=True,
+        _editing_tool(
+            core_memory_replace,
+            _ReplaceInput,
+            "Replace the fact stored under a subject in core memory with its new "
+            "version (e.g. the user moved city). The old version is kept in history.",
         ),
-        StructuredTool.from_function(
-            func=archival_memory_insert,
-            coroutine=_async(archival_memory_insert),
-            name="archival_memory_insert",
-            description=(
-                "Store a piece of information in long-term archival memory, searchable "
-                "later. Use it for details worth keeping that need not be in core memory."
-            ),
-            args_schema=_InsertInput,
-            handle_tool_error=True,
+        _editing_tool(
+            archival_memory_insert,
+            _InsertInput,
+            "Store a piece of information in long-term archival memory, searchable "
+            "later. Use it for details worth keeping that need not be in core memory.",
         ),
     ]
 

@@ -40,6 +40,15 @@ def dedupe_key(text: str) -> str:
     return " ".join(text_words(text))
 
 
+def _with_sources(kept: ScoredRecord, folded: ScoredRecord) -> ScoredRecord:
+    """``kept`` with the ``sources`` of ``folded`` (merged into it) that it lacks."""
+    extra = tuple(s for s in folded.record.sources if s not in kept.record.sources)
+    if not extra:
+        return kept
+    record = replace(kept.record, sources=kept.record.sources + extra)
+    return ScoredRecord(record, kept.score, kept.parts)
+
+
 def _numbers(words: frozenset[str]) -> frozenset[str]:
     """The words with a digit in them (one pass over each word: linear in the text).
 
@@ -133,11 +142,7 @@ def merge_near_duplicates(
                 None,
             )
         if into is not None:
-            kept = unique[into]
-            extra = tuple(s for s in item.record.sources if s not in kept.record.sources)
-            if extra:
-                record = replace(kept.record, sources=kept.record.sources + extra)
-                unique[into] = ScoredRecord(record, kept.score, kept.parts)
+            unique[into] = _with_sources(unique[into], item)
             continue
         if k is not None and len(unique) >= k:
             break
@@ -202,11 +207,7 @@ def fold_repeated_lines(
             and sum(len(key.split()) for key in seen) >= share * total
         ):
             into = holder[seen[0]]
-            target = kept[into]
-            extra = tuple(s for s in item.record.sources if s not in target.record.sources)
-            if extra:
-                record = replace(target.record, sources=target.record.sources + extra)
-                kept[into] = ScoredRecord(record, target.score, target.parts)
+            kept[into] = _with_sources(kept[into], item)
             continue
         if k is not None and len(kept) >= k:
             break

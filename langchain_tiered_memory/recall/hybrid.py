@@ -54,23 +54,18 @@ returns them.
 
 The defaults are the recipe measured best with ``tiered-memory bench
 retrieval`` on LoCoMo: each signal was added only if it lifted recall@5 /
-@10, from 0.44 / 0.53 for dense search alone to 0.697 / 0.783 with every
-signal. The steps, and what did not help, are in the documentation's "What
-the benchmarks found" (``docs/explanation/benchmarks.md``).
-
-The learned ranker (issue 20) reaches 0.754 / 0.817 cross-validated
-(leave-one-conversation-out) on the same questions, most of it from weights
-fitted rather than set (0.753 / 0.811 with the hand-set signals alone) and
-the rest from the neighbours' scores over a window, the keyword score of the
-previous turn, and traits of the text matched to the kind of question
-(*when* / a time word, *how many* / a number), each counted times the text's
-match; on LongMemEval it holds session recall_all@5 at 0.950 (hand-set
-0.967) and lifts turn recall@5 from 0.917 to 0.933. Measured and left out there
-(``python -m tiered_memory_bench.recall_levers``): session digests (extractive summaries
-ranked beside the turns, as a session signal or expanded into their turns),
-session-diverse packing, wider candidate nets, entity-overlap and
-two-speaker features, pseudo-relevance feedback and entity links across
-sessions, and a small neural network.
+@10. The learned ranker (issue 20) was fitted on LoCoMo and LongMemEval dev
+data and validated leave-one-conversation-out; most of its gain comes from
+weights fitted rather than set, the rest from the neighbours' scores over a
+window, the keyword score of the previous turn, and traits of the text
+matched to the kind of question (*when* / a time word, *how many* / a
+number), each counted times the text's match. The figures of each step,
+and what was measured and left out (``python -m
+tiered_memory_bench.recall_levers``: session digests, session-diverse
+packing, wider candidate nets, entity-overlap and two-speaker features,
+pseudo-relevance feedback, entity links across sessions, a small neural
+network), are in ``benchmarks/README.md`` ("retrieval - LoCoMo evidence
+recall").
 
 Example:
     >>> from datetime import datetime, timezone

@@ -68,7 +68,13 @@ from langchain_tiered_memory.recall.signals import (
     speaker_of,
     turn_key,
 )
-from langchain_tiered_memory.recall.time_expressions import TimeWindow, query_window, time_match
+from langchain_tiered_memory.recall.time_expressions import (
+    MONTH_NAMES,
+    WEEKDAYS,
+    TimeWindow,
+    query_window,
+    time_match,
+)
 
 logger = logging.getLogger(__name__)
 
@@ -130,9 +136,7 @@ _NUMBER = re.compile(
 )
 _TIME_WORD = re.compile(  # the lookahead skips the words no alternative can start
     r"\b(?=[adfjlmnorstwy0-9])(?:yesterday|today|tomorrow|tonight|last|next|ago|since|"
-    r"recently|week|weekend|month|year|monday|tuesday|wednesday|thursday|friday|saturday|"
-    r"sunday|january|february|march|april|may|june|july|august|september|october|november|"
-    r"december|\d{4})\b",
+    rf"recently|week|weekend|month|year|{'|'.join([*WEEKDAYS, *MONTH_NAMES])}|\d{{4}})\b",
     re.IGNORECASE,
 )
 # A capitalised word that does not open the text or a sentence: a name, a place, a title.

@@ -40,6 +40,7 @@ from datetime import datetime, timedelta, timezone
 __all__ = [
     "COUNT_PATTERN",
     "MONTHS",
+    "MONTH_NAMES",
     "MONTH_PATTERN",
     "NUMBERS",
     "WEEKDAYS",
@@ -50,28 +51,25 @@ __all__ = [
     "time_match",
 ]
 
-#: English month names and abbreviations -> month number (1-12); the one month list.
-MONTHS = {
-    name: i
-    for i, names in enumerate(
-        [
-            (),
-            ("january", "jan"),
-            ("february", "feb"),
-            ("march", "mar"),
-            ("april", "apr"),
-            ("may",),
-            ("june", "jun"),
-            ("july", "jul"),
-            ("august", "aug"),
-            ("september", "sep", "sept"),
-            ("october", "oct"),
-            ("november", "nov"),
-            ("december", "dec"),
-        ]
-    )
-    for name in names
-}
+_MONTH_WORDS = (
+    ("january", "jan"),
+    ("february", "feb"),
+    ("march", "mar"),
+    ("april", "apr"),
+    ("may",),
+    ("june", "jun"),
+    ("july", "jul"),
+    ("august", "aug"),
+    ("september", "sep", "sept"),
+    ("october", "oct"),
+    ("november", "nov"),
+    ("december", "dec"),
+)
+#: English month names and abbreviations -> month number (1-12): the one month list
+#: (the write rules, the summariser and the ranker take their month words from here).
+MONTHS = {name: i for i, names in enumerate(_MONTH_WORDS, start=1) for name in names}
+#: The full month names, January first.
+MONTH_NAMES: tuple[str, ...] = tuple(names[0] for names in _MONTH_WORDS)
 #: Weekday names -> ``datetime.weekday()`` (Monday 0).
 WEEKDAYS = {
     name: i

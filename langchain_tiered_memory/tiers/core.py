@@ -31,46 +31,18 @@ from langchain_tiered_memory.values.facts import (
     BLOCKS,
     CoreFact,
     Expect,
-    FactCategory,
     FactConflict,
-    FactStatus,
     FactStore,
     FactUpdate,
     check_fact,
-    current_fact,
     held_during,
-    held_note,
-    held_span,
-    history_line,
-    plan_end,
-    plan_upsert,
     utc_now,
-    when_text,
 )
 
-# The fact's value types and rules live in values.facts and the in-process store in
-# storage.inprocess; they are importable from here too, as the tier's own vocabulary.
-__all__ = [
-    "BLOCKS",
-    "CoreFact",
-    "CoreMemory",
-    "Expect",
-    "FactCategory",
-    "FactConflict",
-    "FactStatus",
-    "FactStore",
-    "FactUpdate",
-    "InProcessFacts",
-    "current_fact",
-    "held_during",
-    "held_note",
-    "held_span",
-    "history_line",
-    "plan_end",
-    "plan_upsert",
-    "render_facts",
-    "when_text",
-]
+# The fact's value types and rules live in values.facts (import them from there) and the
+# in-process store in storage.inprocess; the fact, its blocks and its conflict are
+# importable from here too, as the words of the tier's own methods.
+__all__ = ["BLOCKS", "CoreFact", "CoreMemory", "FactConflict", "render_facts"]
 
 
 def render_facts(facts: Iterable[CoreFact], *, now: datetime | None = None) -> str:

@@ -39,6 +39,7 @@ from langchain_core.messages import AIMessage, HumanMessage, SystemMessage
 from langchain_tiered_memory.budget.clipping import clip_text
 from langchain_tiered_memory.budget.tokens import TokenCounter
 from langchain_tiered_memory.models import ECHO, LOCAL
+from langchain_tiered_memory.recall.time_expressions import MONTH_NAMES, MONTHS, WEEKDAYS
 from langchain_tiered_memory.values.turns import Turn, message_text
 
 __all__ = [
@@ -71,12 +72,7 @@ class Summarizer(Protocol):
 READ_LIMIT = 8_000
 
 _SENTENCE = re.compile(r"(?<=[.!?。！？])\s+|\n+")
-_MONTHS = (
-    "january|february|march|april|may|june|july|august|september|october|"
-    "november|december|jan|feb|mar|apr|jun|jul|aug|sep|sept|oct|nov|dec|"
-    "monday|tuesday|wednesday|thursday|friday|saturday|sunday|today|tomorrow|"
-    "yesterday|week|month|year"
-)
+_MONTHS = "|".join([*MONTHS, *WEEKDAYS, "today", "tomorrow", "yesterday", "week", "month", "year"])
 _SIGNALS: tuple[tuple[re.Pattern[str], float], ...] = (
     (re.compile(r"\d"), 2.0),
     (re.compile(rf"\b({_MONTHS})\b", re.I), 1.5),
@@ -106,8 +102,8 @@ def _score(sentence: str) -> float:
 _TAG = re.compile(r"^\[t[\d-]+\]\s*([^:]{1,64}):\s*")
 _NAMED = re.compile(r"\d+(?:[.,:]\d+)*|(?<!^)(?<![.!?]\s)\b[A-Z][\w'-]+")
 _CALENDAR = re.compile(
-    r"\b(?:january|february|march|april|june|july|august|september|october|november|"
-    r"december|monday|tuesday|wednesday|thursday|friday|saturday|sunday)\b",
+    # "may" is left out: as often a verb as a month
+    rf"\b(?:{'|'.join([*(m for m in MONTH_NAMES if m != 'may'), *WEEKDAYS])})\b",
     re.I,
 )
 

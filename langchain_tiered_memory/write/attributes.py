@@ -30,7 +30,7 @@ import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-__all__ = ["DEFAULT_ATTRIBUTES", "Attribute", "AttributeSchema"]
+__all__ = ["DEFAULT_ATTRIBUTES", "Attribute", "AttributeSchema", "subject_key"]
 
 
 @dataclass(frozen=True)
@@ -130,6 +130,28 @@ _FILLER = frozenset(
 )
 
 
+_COLON = re.compile(r"\s*:\s*")
+
+
+def subject_key(subject: str) -> str:
+    """``subject`` in the form subjects are stored in: lower case, the name before the
+    first ``:`` in snake case, no spaces around ``:`` (what a model writes as "Home
+    City" or "home-city" is ``home_city``; a value after a prefix keeps its spaces).
+
+    Example:
+        >>> subject_key("Home City"), subject_key(" home-city ")
+        ('home_city', 'home_city')
+        >>> subject_key("Likes : jazz  music")
+        'likes:jazz music'
+    """
+    key = " ".join(subject.strip().lower().split())
+    head, colon, rest = key.partition(":")
+    head = re.sub(r"[\s\-]+", "_", head.strip())
+    if not colon:
+        return head
+    return head + ":" + _COLON.sub(":", rest.strip())
+
+
 def _value_key(content: str) -> str:
     """The key of one value of a many-valued attribute ("allergic to peanuts" -> "peanuts")."""
     words = [w for w in re.findall(r"[\w'-]+", content.lower()) if w not in _FILLER]
@@ -184,7 +206,7 @@ class AttributeSchema:
             >>> AttributeSchema().attribute("allergy:peanuts").name
             'allergies'
         """
-        key = subject.strip().lower()
+        key = subject_key(subject)
         if key in self._by_subject:
             return self._by_subject[key]
         for attribute in self.attributes:
@@ -200,9 +222,16 @@ class AttributeSchema:
 
     def canonical(self, subject: str, content: str) -> str:
         """The subject a fact is stored under: a single-valued attribute's first subject; a
-        bare many-valued one gets its value's key from ``content``; others stay as they are.
+        bare many-valued one gets its value's key from ``content``; others stay as they are
+        (in :func:`subject_key` form). Whichever extractor names it, and however ("home
+        city", "home_city", "location"), one attribute is one subject.
+
+        Example:
+            >>> schema = AttributeSchema()
+            >>> [schema.canonical(s, "Porto") for s in ("Home City", "home_city", "lives in")]
+            ['home_city', 'home_city', 'home_city']
         """
-        key = subject.strip().lower()
+        key = subject_key(subject)
         attribute = self._by_subject.get(key)
         if attribute is None:
             return key
@@ -213,7 +242,7 @@ class AttributeSchema:
 
     def same_slot(self, subject: str) -> tuple[str, ...]:
         """Other subjects that hold ``subject``'s single value (its attribute's aliases)."""
-        attribute = self._by_subject.get(subject.strip().lower())
+        attribute = self._by_subject.get(subject_key(subject))
         if attribute is None or not attribute.single or attribute.prefix:
             return ()
         return tuple(s for s in attribute.subjects if s != subject)

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, Literal
 
-from langchain_tiered_memory.tiers.core import FactCategory
+from langchain_tiered_memory.values.facts import FactCategory
 
 __all__ = ["HEDGED_CONFIDENCE", "STATED_CONFIDENCE", "Candidate", "Op"]
 

@@ -4,10 +4,10 @@ A user who says "forget what I said about Porto" or "delete everything you
 know about me" gives an order. This module spots it (:func:`detect_forget`),
 says what it reaches (:func:`forget_words`, :func:`text_matches`: every text
 that holds all the request's words), and words what was done for the model
-to pass on (:class:`ForgetReport`). Carrying it out is the store's job: a
-forget by words deletes the matching core facts (every version that says
-it), the turns of every thread of the user that say it (from the buffer, the
-log and the archive), the summaries and records that carry them, their
+to pass on (:class:`ForgetReport`). Carrying it out is the store's job
+(:func:`carry_out` hands it over): a forget by words deletes the matching core
+facts (every version that says it), the turns of every thread of the user that
+say it (from the buffer, the log and the archive), the summaries and records that carry them, their
 embedding-cache entries and checkpoints, and the words from the audit log
 (see :meth:`~langchain_tiered_memory.memory.TieredMemory.forget_about`).
 
@@ -25,18 +25,25 @@ Example:
 from __future__ import annotations
 
 import re
+import uuid
 from collections.abc import Sequence
 from dataclasses import dataclass
 
 from langchain_core.messages import HumanMessage
 
-from langchain_tiered_memory.storage.base import ForgetCounts
+from langchain_tiered_memory.storage.base import (
+    FORGET_NOTICE_ID,
+    ForgetCounts,
+    PurgesCheckpoints,
+    Store,
+)
 from langchain_tiered_memory.tiers.core import CoreFact, CoreMemory
 from langchain_tiered_memory.values.turns import Turn, message_text
 
 __all__ = [
     "ForgetReport",
     "ForgetRequest",
+    "carry_out",
     "detect_forget",
     "facts_to_forget",
     "forget_requests",
@@ -287,3 +294,58 @@ class ForgetReport:
 
 def _count(n: int, word: str) -> str:
     return f"{n} {word}{'' if n == 1 else 's'}"
+
+
+def carry_out(
+    store: Store,
+    core: CoreMemory,
+    asked: Sequence[ForgetRequest],
+    turns: Sequence[int],
+    *,
+    user_id: str,
+    thread_id: str,
+) -> ForgetReport:
+    """Carry out forget requests in ``store`` for ``user_id`` (``core``: the user's core
+    memory); ``turns``: the request turns of ``thread_id``, replaced by the notice of what
+    was deleted (:meth:`ForgetReport.notice`). "Everything" forgets the whole user; else
+    the store forgets by the requests' words (a bare "forget that": the newest fact).
+
+    Example:
+        >>> from langchain_tiered_memory import TieredMemory
+        >>> m = TieredMemory(context_window=4096)
+        >>> _ = m.write_fact(CoreFact.new("home_city", "lives in Porto"))
+        >>> carry_out(m.store, m.core, [ForgetRequest("Porto")], [],
+        ...           user_id=m.user_id, thread_id=m.thread_id).facts
+        1
+    """
+    backend = store.backend
+    if any(request.everything for request in asked):
+        facts = len(backend.load_facts(user_id)[1])
+        records = store.forget_user(user_id)
+        report = ForgetReport(facts=facts, records=records, everything=True)
+        if turns:
+            notice = HumanMessage(report.notice(), id=f"{FORGET_NOTICE_ID}{uuid.uuid4().hex}")
+            backend.append_messages(user_id, thread_id, [notice])
+        return report
+    word_sets = [forget_words(r.target) for r in asked if r.target]
+    word_sets = [w for w in word_sets if w]
+    subjects = [
+        f.subject
+        for r in asked
+        if not (r.target and forget_words(r.target))
+        for f in facts_to_forget(ForgetRequest(None), core.active())
+    ]
+
+    def match(text: str) -> bool:
+        return any(text_matches(words, text) for words in word_sets)
+
+    counts = backend.forget_matching(
+        user_id,
+        thread_id,
+        match=match,
+        subjects=subjects,
+        requests=turns,
+        notice=lambda c: ForgetReport.from_counts(c).notice(),
+        purge=store.purge_checkpoints if isinstance(store, PurgesCheckpoints) else None,
+    )
+    return ForgetReport.from_counts(counts)

@@ -15,6 +15,8 @@ from __future__ import annotations
 
 import re
 
+from langchain_tiered_memory.recall.time_expressions import MONTH_NAMES
+
 __all__ = ["rate_importance"]
 
 _RULES: tuple[tuple[re.Pattern[str], float], ...] = (
@@ -54,8 +56,7 @@ _RULES: tuple[tuple[re.Pattern[str], float], ...] = (
     (re.compile(r"\b(remember|don't forget|promise|decided|agreed)\b|记住|决定", re.I), 6.5),
 )
 _DATE_OR_NUMBER = re.compile(
-    r"\d|\b(january|february|march|april|may|june|july|august|"
-    r"september|october|november|december)\b",
+    rf"\d|\b({'|'.join(MONTH_NAMES)})\b",
     re.I,
 )
 

@@ -37,7 +37,7 @@ from __future__ import annotations
 
 import logging
 import re
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from importlib import resources
 from typing import Any, Literal
@@ -55,6 +55,7 @@ from langchain_tiered_memory.storage.base import FactChange
 from langchain_tiered_memory.text import strip_quoted
 from langchain_tiered_memory.values.facts import CoreFact, FactCategory
 from langchain_tiered_memory.values.turns import Turn, message_text
+from langchain_tiered_memory.write.attributes import AttributeSchema
 from langchain_tiered_memory.write.forget import detect_forget
 from langchain_tiered_memory.write.importance import rate_importance
 
@@ -459,15 +460,43 @@ def _said_by_turn(turns: Sequence[Turn]) -> dict[int, str]:
     return said
 
 
+def _other_names(
+    fact: CoreFact, shown: Iterable[CoreFact], schema: AttributeSchema, turn: int | None
+) -> list[FactChange]:
+    """Ends for the prompt's facts that hold ``fact``'s single value under another name
+    (a ``location`` fact written before ``home_city`` was declared)."""
+    if not schema.is_single(fact.subject):
+        return []
+    return [
+        FactChange(
+            end=(old.subject, old.block),
+            reason=f"replaced by {fact.subject}",
+            audit={"extraction": "model", "action": "end", "reason": "one attribute", "turn": turn},
+        )
+        for old in shown
+        if old.subject != fact.subject
+        and old.block == fact.block
+        and schema.canonical(old.subject, old.content) == fact.subject
+    ]
+
+
 def plan_changes(
     answer: BatchAnswer,
     *,
     user_id: str,
     thread_id: str | None,
     min_confidence: float = 0.75,
+    schema: AttributeSchema | None = None,
 ) -> tuple[list[FactChange], list[MemoryRecord], list[dict[str, Any]]]:
     """The writes a batch answer makes (pure): core-fact changes, "possibly" records for
     inferred or unsure facts, and the decisions dropped (with why, for the log).
+
+    Subjects go through ``schema``'s :meth:`~.attributes.AttributeSchema.canonical`
+    (default: the declared attributes), as the rules' do: a model that says "home city",
+    "home_city" or "location" files under one attribute, so a new value supersedes the
+    current one whichever extractor wrote it. An ``update`` whose fact id names no fact
+    of the prompt is filed by its subject (and dropped without one); a fact of the prompt
+    stored under another name of the same single-valued attribute is ended.
 
     Example:
         >>> turn = Turn(4, (HumanMessage("We moved to Porto!"),))
@@ -478,6 +507,7 @@ def plan_changes(
         >>> [(c.fact.subject, c.fact.content, c.audit["action"]) for c in changes]
         [('home_city', 'moved to Porto', 'update')]
     """
+    schema = schema or AttributeSchema()
     said = _said_by_turn(answer.turns)
     at = {t.index: t.created_at for t in answer.turns}
     changes: list[FactChange] = []
@@ -511,11 +541,12 @@ def plan_changes(
                 )
             )
             continue
-        if d.action == "update" and target is None:
+        if d.action == "update" and target is None and not d.subject.strip():
             drop(d, "replaces no fact of the prompt")
             continue
-        subject = (target.subject if target is not None else d.subject).strip().lower()
         content = d.content.strip()
+        named = target.subject if target is not None else d.subject
+        subject = schema.canonical(named, content) if named.strip() else ""
         if not subject or not content:
             drop(d, "no subject or content")
             continue
@@ -540,6 +571,7 @@ def plan_changes(
             changes.append(
                 FactChange(fact=fact, reason=f"superseded by turn {d.source_turn}", audit=audit)
             )
+            changes += _other_names(fact, answer.aliases.values(), schema, d.source_turn)
         else:
             possible.append(
                 MemoryRecord.new(

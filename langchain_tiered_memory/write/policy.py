@@ -40,7 +40,8 @@ from datetime import datetime
 from typing import Literal
 
 from langchain_tiered_memory.records import MemoryRecord
-from langchain_tiered_memory.tiers.core import CoreFact, CoreMemory, FactUpdate
+from langchain_tiered_memory.tiers.core import CoreFact, CoreMemory
+from langchain_tiered_memory.values.facts import FactUpdate
 from langchain_tiered_memory.write.attributes import AttributeSchema
 from langchain_tiered_memory.write.candidate import Candidate
 

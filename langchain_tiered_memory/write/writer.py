@@ -34,7 +34,8 @@ from typing import Any, Protocol
 from langchain_core.language_models import BaseChatModel
 
 from langchain_tiered_memory.models import ECHO, LOCAL
-from langchain_tiered_memory.tiers.core import CoreFact, CoreMemory, FactUpdate
+from langchain_tiered_memory.tiers.core import CoreFact, CoreMemory
+from langchain_tiered_memory.values.facts import FactUpdate
 from langchain_tiered_memory.values.turns import Turn
 from langchain_tiered_memory.write.attributes import AttributeSchema
 from langchain_tiered_memory.write.candidate import Candidate

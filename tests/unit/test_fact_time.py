@@ -17,13 +17,8 @@ from langchain_tiered_memory.integrations.tools import create_retrieve_memory_to
 from langchain_tiered_memory.memory import TieredMemory
 from langchain_tiered_memory.storage.codec import fact_from_json, fact_to_json
 from langchain_tiered_memory.store import MemoryStore
-from langchain_tiered_memory.tiers.core import (
-    CoreFact,
-    CoreMemory,
-    held_note,
-    plan_end,
-    plan_upsert,
-)
+from langchain_tiered_memory.tiers.core import CoreFact, CoreMemory
+from langchain_tiered_memory.values.facts import held_note, plan_end, plan_upsert
 from langchain_tiered_memory.values.turns import Turn
 from langchain_tiered_memory.write.extraction import ExtractedFact
 from langchain_tiered_memory.write.fact_time import clause_time, fact_time

@@ -289,3 +289,103 @@ def test_the_benches_import_only_public_names_of_the_library() -> None:
                     if alias.name.startswith("_") or "._" in f".{node.module}"
                 ]
     assert not private, private
+
+
+def private_names(tree: ast.AST) -> set[str]:
+    """The private names (``_x``, not dunders) a module defines or binds: its functions,
+    classes, variables and arguments, the attributes it assigns (``self._db = ...``)
+    and the names it imports."""
+    names: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            names.add(node.name)
+        elif isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
+            names.add(node.id)
+        elif isinstance(node, ast.Attribute) and isinstance(node.ctx, (ast.Store, ast.Del)):
+            names.add(node.attr)
+        elif isinstance(node, ast.arg):
+            names.add(node.arg)
+        elif isinstance(node, ast.alias):
+            names.add((node.asname or node.name).split(".")[0])
+    return {n for n in names if n.startswith("_") and not n.startswith("__")}
+
+
+def private_reaches(tree: ast.AST, theirs: set[str]) -> list[str]:
+    """Where a module reaches a private name another module of the package defines
+    (``theirs``): ``from pkg.x import _helper``, or ``archive._db``, ``mod._helper``,
+    ``tr._headline`` on anything but ``self``/``cls`` - unless the module defines that
+    name itself (an object of its own class, as in ``other._key`` in ``__eq__``)."""
+    mine = private_names(tree) - {
+        (a.asname or a.name)
+        for node in ast.walk(tree)
+        if isinstance(node, ast.ImportFrom) and (node.module or "").startswith(PACKAGE)
+        for a in node.names
+    }
+    found = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom) and (node.module or "").startswith(PACKAGE):
+            found += [
+                f"line {node.lineno}: from {node.module} import {alias.name}"
+                for alias in node.names
+                if alias.name.startswith("_") and not alias.name.startswith("__")
+            ]
+        elif (
+            isinstance(node, ast.Attribute)
+            and node.attr in theirs - mine
+            and not (isinstance(node.value, ast.Name) and node.value.id in {"self", "cls"})
+        ):
+            found.append(f"line {node.lineno}: {ast.unparse(node)}")
+    return found
+
+
+@pytest.fixture(scope="module")
+def trees() -> dict[str, ast.AST]:
+    return {
+        name: ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
+        for name, path in modules().items()
+    }
+
+
+def test_no_private_name_crosses_a_module_boundary(trees) -> None:
+    # a module's ``_x`` is its own: another module (or the benches) that reads it, by
+    # import or as an attribute, breaks when it changes; make it public or move the code
+    defined = {name: private_names(tree) for name, tree in trees.items()}
+    found = []
+    for name, tree in trees.items():
+        theirs = set().union(*(names for other, names in defined.items() if other != name))
+        found += [f"{name}: {where}" for where in private_reaches(tree, theirs)]
+    bench = ROOT.parent / "benchmarks" / "tiered_memory_bench"
+    benches = {
+        path.name: ast.parse(path.read_text(encoding="utf-8"))
+        for path in (sorted(bench.rglob("*.py")) if bench.is_dir() else [])
+    }
+    in_benches = {name: private_names(tree) for name, tree in benches.items()}
+    for name, tree in benches.items():  # the library's private names and the other benches'
+        theirs = set().union(
+            *defined.values(), *(names for other, names in in_benches.items() if other != name)
+        )
+        found += [f"benchmarks/{name}: {where}" for where in private_reaches(tree, theirs)]
+    assert not found, "private names reached across modules:\n" + "\n".join(found)
+
+
+def test_a_private_reach_is_found() -> None:
+    # the check on made-up modules (it cannot pass vacuously)
+    theirs = {"_db", "_headline", "_helper"}
+    source = (
+        f"from {PACKAGE}.storage.sqlite.archive import _helper\n"
+        "def rows(archive, tr):\n"
+        "    return archive._db, tr._headline, _helper\n"
+    )
+    assert private_reaches(ast.parse(source), theirs) == [
+        f"line 1: from {PACKAGE}.storage.sqlite.archive import _helper",
+        "line 3: archive._db",
+        "line 3: tr._headline",
+    ]
+    own = (  # a class reads its own private attribute of another instance: allowed
+        "class Key:\n"
+        "    def __init__(self):\n"
+        "        self._db = 1\n"
+        "    def __eq__(self, other):\n"
+        "        return self._db == other._db\n"
+    )
+    assert private_reaches(ast.parse(own), theirs) == []

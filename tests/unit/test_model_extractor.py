@@ -424,3 +424,48 @@ def test_forgetting_a_fact_removes_the_models_reasons_from_the_audit_log(
     memory.forget_fact("home_city")
     assert model_events(store) == []
     assert all("Porto" not in str(e.payload) for e in store.audit.events("ana"))
+
+
+# -- one attribute, whichever extractor names it ---------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("action", "subject", "fact_id"),
+    [
+        ("update", "home city", None),  # names the attribute in words, no fact id
+        ("update", "Home-City", "f9"),  # a fact id the prompt never showed
+        ("add", "home_city", None),
+        ("add", "location", None),  # a declared alias
+        ("update", "lives in", None),
+    ],
+)
+def test_a_rules_fact_is_superseded_by_a_model_naming_the_attribute_differently(
+    store: MemoryStore, action: str, subject: str, fact_id: str | None
+) -> None:
+    rules = store.memory("ana", "t0", context_window=WINDOW, extractor="rules")
+    rules.add_messages(exchange("I live in Lisbon."))
+    (old,) = [f for f in rules.core.active() if "Lisbon" in f.content]
+    assert old.subject == "home_city"  # the rules' subject
+    model = scripted([add(action, "moved to Porto", 0, subject, fact_id=fact_id)])
+    memory = memory_with(store, model, every=1)
+    memory.add_messages(exchange("Update: our new home is Porto, we moved to Porto."))
+    assert memory.flush_extraction(timeout=20)
+    assert [(f.subject, f.content) for f in memory.core.active()] == [
+        ("home_city", "moved to Porto")
+    ]
+    history = [(f.content, f.status) for f in memory.core.history("home_city")]
+    assert history == [(old.content, "superseded"), ("moved to Porto", "active")]
+
+
+def test_an_update_of_a_fact_stored_under_an_alias_files_under_the_attribute(
+    store: MemoryStore,
+) -> None:
+    model = scripted([add("update", "moved to Porto", 0, fact_id="f1")])
+    memory = memory_with(store, model, every=1)
+    memory.write_fact(CoreFact.new("location", "lives in Lisbon"))  # written before the schema
+    memory.add_messages(exchange("We moved to Porto."))
+    assert memory.flush_extraction(timeout=20)
+    assert [(f.subject, f.content) for f in memory.core.active()] == [
+        ("home_city", "moved to Porto")
+    ]
+    assert [f.status for f in memory.core.history("location")] == ["ended"]

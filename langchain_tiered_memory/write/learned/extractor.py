@@ -32,11 +32,12 @@ from collections.abc import Sequence
 from dataclasses import replace
 from datetime import datetime
 
-from langchain_core.messages import HumanMessage
-
 from langchain_tiered_memory.tiers.core import CoreFact
-from langchain_tiered_memory.values.turns import Turn, message_text
-from langchain_tiered_memory.write.extraction import ExtractedFact, RuleBasedExtractor
+from langchain_tiered_memory.write.extraction import (
+    ExtractedFact,
+    MessageExtractor,
+    RuleBasedExtractor,
+)
 from langchain_tiered_memory.write.fact_rules import find_facts
 from langchain_tiered_memory.write.fact_time import fact_time
 from langchain_tiered_memory.write.importance import rate_importance
@@ -58,7 +59,7 @@ def clause_subject(clause: str) -> str:
     return "said:" + hashlib.sha1(clause.strip().lower().encode("utf-8")).hexdigest()[:6]
 
 
-class LearnedExtractor:
+class LearnedExtractor(MessageExtractor):
     """The offline extractor with learned coverage and supersession (issue 31).
 
     Args:
@@ -99,7 +100,7 @@ class LearnedExtractor:
         self.link_threshold = link_threshold
         self.unsure_threshold = unsure_threshold
         self.margin = margin
-        self._previous = ""
+        super().__init__()
 
     @property
     def models(self) -> LearnedModels:
@@ -146,28 +147,6 @@ class LearnedExtractor:
                 )
             )
         return facts
-
-    def extract(self, turns: Sequence[Turn]) -> list[ExtractedFact]:
-        """Facts from the user messages of ``turns``."""
-        facts: list[ExtractedFact] = []
-        for turn in turns:
-            for message in turn.messages:
-                if isinstance(message, HumanMessage):
-                    text = message_text(message)
-                    facts.extend(
-                        self.extract_text(
-                            text,
-                            source_turn=turn.index,
-                            previous=self._previous,
-                            said_at=turn.created_at,
-                        )
-                    )
-                    self._previous = text
-        return facts
-
-    async def aextract(self, turns: Sequence[Turn]) -> list[ExtractedFact]:
-        """Async twin of :meth:`extract`."""
-        return self.extract(turns)
 
     def supersedes(
         self, fact: ExtractedFact, current: Sequence[CoreFact]

@@ -28,11 +28,13 @@ Example:
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Sequence
+import string
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 from langchain_tiered_memory.text import strip_quoted
-from langchain_tiered_memory.tiers.core import FactCategory
+from langchain_tiered_memory.values.facts import FactCategory
 from langchain_tiered_memory.write.candidate import Candidate, Op
 from langchain_tiered_memory.write.rules.filters import (
     DESIRE,
@@ -51,6 +53,7 @@ from langchain_tiered_memory.write.rules.text import (
 )
 
 __all__ = [
+    "FILTERS",
     "Builder",
     "FoundFact",
     "Language",
@@ -60,6 +63,7 @@ __all__ = [
     "extract",
     "merge",
     "rule",
+    "says",
 ]
 
 
@@ -113,6 +117,44 @@ def rule(
         True
     """
     return Rule(re.compile(pattern, flags), build, category, importance, fallback, request, op)
+
+
+class _Filling(string.Formatter):
+    """Fills a template with a match's named groups; a format spec names a filter."""
+
+    def __init__(self, filters: Mapping[str, Callable[[str], str]]) -> None:
+        self.filters = filters
+
+    def format_field(self, value: Any, format_spec: str) -> str:
+        return self.filters[format_spec](value) if format_spec else str(value)
+
+
+#: The filters every template may name: ``{x:lower}``, ``{x:title}``.
+FILTERS: Mapping[str, Callable[[str], str]] = {"lower": str.lower, "title": str.title}
+
+
+def says(
+    subject: str, content: str, *, filters: Mapping[str, Callable[[str], str]] = FILTERS
+) -> Builder:
+    """A builder that states ``(subject, content)``, templates filled with the match's
+    named groups (a group that took no part is empty, so ``{x}{y}`` is whichever of two
+    alternatives matched); ``{x:name}`` passes the group through a filter first.
+
+    Example:
+        >>> build = says("diet", "{x:lower}")
+        >>> build(re.search(r"I'm (?P<x>\\w+)", "I'm Vegan"), "")
+        ('diet', 'vegan')
+        >>> says("allergy:{x}{y}", "allergic to {x}{y}")(re.search(
+        ...     r"(?P<x>nuts) hurt|(?P<y>\\w+) allergy", "egg allergy"), "")
+        ('allergy:egg', 'allergic to egg')
+    """
+    filling = _Filling(filters)
+
+    def build(match: re.Match[str], _clause: str) -> tuple[str, str]:
+        groups = {k: v or "" for k, v in match.groupdict().items()}
+        return filling.format(subject, **groups), filling.format(content, **groups)
+
+    return build
 
 
 def emit(built: object) -> list[tuple[str, str]]:

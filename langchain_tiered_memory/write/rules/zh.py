@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 
 from langchain_tiered_memory.write.candidate import Candidate
-from langchain_tiered_memory.write.rules.engine import Language, Rule, rule
+from langchain_tiered_memory.write.rules.engine import Language, Rule, rule, says
 from langchain_tiered_memory.write.rules.filters import HEDGE, REJECTED, is_question
 from langchain_tiered_memory.write.rules.text import clauses
 
@@ -51,165 +51,173 @@ ZH_TIME = (
 )
 
 
-_ZH_PLACE = r"([\u4e00-\u9fffA-Za-z]{2,10}?)"
+_ZH_PLACE = r"(?P<place>[\u4e00-\u9fffA-Za-z]{2,10}?)"
 _ZH_AFTER_PLACE = r"(?=了|来|去|住|这边|那边|以后|之后|后|，|,|。|！|!|？|\?|；|的时候|$)"
+
+
+def _allergy(m: re.Match[str], _: str) -> tuple[str, str] | None:
+    """我对花生过敏 (not 我同事对猫过敏: someone else's)."""
+    what = m.group("x") or m.group("y")
+    return None if re.match(ZH_OTHERS, what) else (f"allergy:{what}", f"对{what}过敏")
+
+
+def _kin_named(m: re.Match[str], _: str) -> tuple[str, str]:
+    """我女儿叫朵朵, 我家养了一只猫叫咪咪: a pet or a relative, and the name."""
+    kin = m.group("kin")
+    subject = f"pet:{kin}" if re.fullmatch(ZH_PET, kin) else f"family:{kin}"
+    return subject, f"{kin}叫{m.group('name')}"
+
+
+def _lives_in(m: re.Match[str], _: str) -> tuple[str, str] | None:
+    """我住在上海 (but not 我在上海出差: being somewhere is not living there)."""
+    return (
+        ("home_city", f"住在{m.group('place')}") if re.search(r"住|生活|定居", m.group(0)) else None
+    )
+
+
+def _likes(m: re.Match[str], _: str) -> tuple[str, str]:
+    return f"likes:{m.group('x')}", f"{'不' if m.group('neg') else ''}喜欢{m.group('x')}"
+
+
+def _note(m: re.Match[str], _: str) -> tuple[str, str]:
+    return f"note:{m.group('x')[:20]}", m.group("x")
+
+
 ZH_RULES: list[Rule] = [
     rule(
         r"我(?:(?:对|吃)(?P<x>[^，。！？,.!?]{1,12}?)(?:严重|有点|会|特别|非常)?过敏|(?:有|会)?"
         r"(?P<y>[^对的，。！？,.!?]{1,6}?)过敏(?:症)?)",
-        lambda m, _: (
-            None
-            if re.match(ZH_OTHERS, m.group("x") or m.group("y"))
-            else (
-                f"allergy:{m.group('x') or m.group('y')}",
-                f"对{m.group('x') or m.group('y')}过敏",
-            )
-        ),
+        _allergy,
         importance=9.0,
     ),
     rule(
         r"我(?:不能|不可以|没法|一点都不能|不能再)(?:吃|喝|碰)(?P<x>[^，。！？,.!?]{1,10})",
-        lambda m, _: (f"avoids:{m.group('x')}", f"不能吃{m.group('x')}"),
+        says("avoids:{x}", "不能吃{x}"),
         importance=9.0,
     ),
     rule(
         r"我(?:现在|已经|一直|从小)?(?:是)?(?P<x>吃素|吃全素|素食者|素食主义者|纯素食者|纯素|"
         r"生酮饮食|穆斯林|清真)",
-        lambda m, _: ("diet", m.group("x")),
+        says("diet", "{x}"),
         importance=8.5,
     ),
     rule(
         r"我(?:现在|已经|一直)?不吃(?P<x>肉|猪肉|牛肉|羊肉|海鲜|鱼|辣|鸡蛋|乳制品|牛奶|香菜|葱|"
         r"蒜|糖|甜食|面食|麸质)",
-        lambda m, _: (f"avoids:{m.group('x')}", f"不吃{m.group('x')}"),
+        says("avoids:{x}", "不吃{x}"),
         importance=8.5,
     ),
     rule(
         r"我(?:有|患有|得了)(?P<x>哮喘|糖尿病|高血压|低血压|胃病|心脏病|癫痫|过敏性鼻炎|鼻炎|"
         r"抑郁症|焦虑症|失眠|偏头痛|关节炎|湿疹|痛风|贫血|甲亢|甲减)",
-        lambda m, _: (f"health:{m.group('x')}", f"有{m.group('x')}"),
+        says("health:{x}", "有{x}"),
         importance=9.0,
     ),
     rule(
         r"我(?:是|有点|有)?(?P<x>左撇子|色盲|近视|远视|高度近视|乳糖不耐受|麸质不耐受|素食者)",
-        lambda m, _: (f"health:{m.group('x')}", m.group("x")),
+        says("health:{x}", "{x}"),
         importance=8.0,
     ),
     rule(
         rf"我(?:已经)?怀孕(?:了)?(?P<x>{ZH_NUM}+(?:周|个月))?",
-        lambda m, _: ("health:pregnancy", f"怀孕{m.group('x') or ''}"),
+        says("health:pregnancy", "怀孕{x}"),
         importance=9.0,
     ),
     rule(
         rf"我(?:们)?(?:家)?(?:的)?(?P<kin>{ZH_REL}|{ZH_PET})(?:的名字)?(?:叫|名叫|叫做|的名字是)"
         r"(?P<name>[\u4e00-\u9fffA-Za-z]{1,6}?)(?=[，。！？,.!?、；\s]|今年|$)",
-        lambda m, _: (
-            f"pet:{m.group('kin')}"
-            if re.fullmatch(ZH_PET, m.group("kin"))
-            else f"family:{m.group('kin')}",
-            f"{m.group('kin')}叫{m.group('name')}",
-        ),
+        _kin_named,
         importance=7.0,
     ),
     rule(
         rf"我(?:们)?(?:家)?(?:养了|有)(?:一只|一条|一个|只|条|个)(?P<kin>{ZH_PET}|{ZH_REL})"
         r"[，,]?(?:叫|名叫|叫做)(?P<name>[\u4e00-\u9fffA-Za-z]{1,6}?)(?=[，。！？,.!?、；\s]|$)",
-        lambda m, _: (
-            f"pet:{m.group('kin')}"
-            if re.fullmatch(ZH_PET, m.group("kin"))
-            else f"family:{m.group('kin')}",
-            f"{m.group('kin')}叫{m.group('name')}",
-        ),
+        _kin_named,
         importance=7.0,
     ),
     rule(
         r"我(?:叫|的名字是|名叫)(?P<x>[^\s，。！？,.!?]{1,12}?)(?=[，。！？,.!?]|$)",
-        lambda m, _: ("name", m.group("x")),
+        says("name", "{x}"),
         importance=7.5,
     ),
     rule(
         rf"我(?:今年|现在|已经)?(?P<x>{ZH_NUM}{{1,3}})岁",
-        lambda m, _: ("age", f"{m.group('x')}岁"),
+        says("age", "{x}岁"),
         importance=6.5,
     ),
     rule(
         r"我的?生日(?:是|在)?(?P<x>[0-9一二三四五六七八九十]+月[0-9一二三四五六七八九十]+[日号])",
-        lambda m, _: ("birthday", f"生日{m.group('x')}"),
+        says("birthday", "生日{x}"),
         importance=7.5,
     ),
     rule(
         rf"我(?:们)?(?:家)?(?:现在|目前|一直|也)?(?:住在|生活在|定居在|在){_ZH_PLACE}(?:住|生活|定居)?"
         rf"{_ZH_AFTER_PLACE}",
-        lambda m, c: (
-            ("home_city", f"住在{m.group(1)}") if re.search(r"住|生活|定居", m.group(0)) else None
-        ),
+        _lives_in,
         importance=6.5,
     ),
     rule(
         rf"我(?:们)?(?:已经|刚|刚刚|终于)?(?:[\u4e00-\u9fff]{{0,4}}?)搬(?:到|去|家到)(?:了)?"
         rf"{_ZH_PLACE}{_ZH_AFTER_PLACE}",
-        lambda m, _: ("home_city", f"搬到了{m.group(1)}"),
+        says("home_city", "搬到了{place}"),
         importance=6.5,
     ),
     rule(
         rf"(?:我|^)(?:现在|目前|如今)?(?:在|是)(?P<org>.{{2,20}})(?P<verb>当|做|担任|干)(?P<job>"
         rf"[\u4e00-\u9fff]{{0,4}}(?:{ZH_JOBS}))",
-        lambda m, _: ("work", f"在{m.group('org')}{m.group('verb')}{m.group('job')}"),
+        says("work", "在{org}{verb}{job}"),
         importance=6.5,
     ),
     rule(
         r"(?:我|^)(?:现在|目前|如今)?在(?P<org>[^，。！？,.!?]{0,10}?(?:公司|企业|外企|国企|银行|医院|"
         r"学校|大学|工厂|厂|店|局|集团|机构|事务所|研究所|律所|工作室|报社|电视台|政府|部门))"
         r"(?P<verb>当|做|担任|干)(?P<job>[\u4e00-\u9fff]{2,6}?)(?=[，。！？,.!?、；\s]|$)",
-        lambda m, _: ("work", f"在{m.group('org')}{m.group('verb')}{m.group('job')}"),
+        says("work", "在{org}{verb}{job}"),
         importance=6.5,
     ),
     rule(
         r"(?:我|^)(?:现在|目前)?在(?P<org>[^，。！？,.!?]{2,20}?)(?:工作|上班|实习)",
-        lambda m, _: ("work", f"在{m.group('org')}工作"),
+        says("work", "在{org}工作"),
         importance=6.5,
     ),
     rule(
         rf"我(?:现在|目前)?是(?:一名|一个|一位|个|名)?(?P<job>[\u4e00-\u9fff]{{0,4}}?"
         rf"(?:{ZH_JOBS}))(?=[，。！？,.!?、；\s]|$)",
-        lambda m, _: ("work", m.group("job")),
+        says("work", "{job}"),
         importance=6.5,
     ),
     rule(
         rf"(?:请|麻烦|以后|之后|你|一直|总是|都)+(?:一直|总是|都)?用(?P<x>{ZH_LANG})(?:来)?"
         r"(?:回复|回答|跟我说|和我说|交流|写|聊)",
-        lambda m, _: ("answer_language", f"用{m.group('x')}回复"),
+        says("answer_language", "用{x}回复"),
         importance=8.0,
     ),
     rule(
         rf"我(?:会说|会讲|说|讲)(?P<x>(?:{ZH_LANG})(?:(?:和|、|跟)(?:{ZH_LANG}))*)",
-        lambda m, _: ("languages", f"会说{m.group('x')}"),
+        says("languages", "会说{x}"),
         importance=6.0,
     ),
     rule(
         r"我(?:很|非常|最|也|特别|超)?(?P<neg>不再|不|不太)?喜欢(?P<x>[^，。！？,.!?]{1,15})",
-        lambda m, _: (
-            f"likes:{m.group('x')}",
-            f"{'不' if m.group('neg') else ''}喜欢{m.group('x')}",
-        ),
+        _likes,
         category="preference",
         importance=5.5,
     ),
     rule(
         r"我(?:很|非常|最|特别)?(?:讨厌|受不了|不爱)(?P<x>[^，。！？,.!?]{1,15})",
-        lambda m, _: (f"likes:{m.group('x')}", f"不喜欢{m.group('x')}"),
+        says("likes:{x}", "不喜欢{x}"),
         category="preference",
         importance=5.5,
     ),
     rule(
         r"预算(?:是|有|大概|在|为|差不多|最多)*(?P<x>\d[\d,.]*\s*(?:万|千|百)?(?:元|块|美元|欧元|"
         r"英镑)?)",
-        lambda m, _: ("budget:*", f"预算{m.group('x')}"),
+        says("budget:*", "预算{x}"),
         importance=6.0,
     ),
     rule(
         r"(?:请)?记住(?P<x>.{2,})",
-        lambda m, _: (f"note:{m.group('x')[:20]}", m.group("x")),
+        _note,
         importance=6.0,
         fallback=True,
     ),

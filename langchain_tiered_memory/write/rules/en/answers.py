@@ -7,6 +7,7 @@ import re
 from langchain_tiered_memory.write.rules.en.objects import (
     length_of,
     object_text,
+    says,
 )
 from langchain_tiered_memory.write.rules.en.words import (
     ADVERB,
@@ -68,7 +69,7 @@ RULES: list[Rule] = [
         r"|adding |with |put |putting )?(?:any )?(?P<x>emojis?|emoticons|exclamation (?:marks|"
         r"points)"
         r"|jargon|slang|swearing|profanity|small talk|pleasantries|disclaimers|caveats)\b",
-        lambda m, _: ("answer_style", f"no {m.group('x').lower()} in answers"),
+        says("answer_style", "no {x:lower} in answers"),
         importance=8.0,
         request=True,
     ),
@@ -143,7 +144,7 @@ RULES: list[Rule] = [
     ),
     rule(
         rf"(?:{I_AM}|{I_HAVE} been) {ADVERB}(?:learning|studying) (?P<x>{LANG})\b",
-        lambda m, _: (f"learning:{m.group('x').lower()}", f"learning {m.group('x').title()}"),
+        says("learning:{x:lower}", "learning {x:title}"),
         importance=5.5,
     ),
 ]

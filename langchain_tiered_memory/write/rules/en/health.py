@@ -8,6 +8,7 @@ from langchain_tiered_memory.write.rules.en.objects import (
     cut_tail,
     food,
     object_text,
+    says,
     short_key,
 )
 from langchain_tiered_memory.write.rules.en.words import (
@@ -91,12 +92,12 @@ RULES: list[Rule] = [
         r"pork|beef|lamb|chicken|fish|seafood|shellfish|dairy|milk|cheese|eggs|gluten|wheat|"
         r"sugar|alcohol|booze|caffeine|coffee|nuts|peanuts|soy|onions?|garlic|spicy food|"
         r"processed food|carbs|bread|fried food|mushrooms|tomatoes)\b",
-        lambda m, _: (f"avoids:{short_key(m.group('x'))}", f"avoids {m.group('x').lower()}"),
+        says("avoids:{x:key}", "avoids {x:lower}"),
         importance=8.5,
     ),
     rule(
         r"(?:^|\b(?:and|but|so|also)\s+)no (?P<x>[\w -]{2,25}?) for me\b",
-        lambda m, _: (f"avoids:{short_key(m.group('x'))}", f"no {m.group('x')}"),
+        says("avoids:{x:key}", "no {x}"),
         importance=8.5,
     ),
     rule(
@@ -163,7 +164,7 @@ RULES: list[Rule] = [
         rf"diagnosed with|have had)|{I_HAVE} (?:been diagnosed with|had)|^(?:diagnosed with))"
         rf" {ADVERB}(?:(?:mild|severe|bad|chronic|really bad|terrible|seasonal|diagnosed) )*"
         rf"(?P<x>{CONDITIONS})\b",
-        lambda m, _: (f"health:{short_key(m.group('x'))}", f"has {m.group('x').lower()}"),
+        says("health:{x:key}", "has {x:lower}"),
         importance=9.0,
     ),
     rule(
@@ -181,13 +182,13 @@ RULES: list[Rule] = [
     rule(
         r"\bmy (?:doctor|gp|psychiatrist|consultant|specialist) (?:has )?(?:put|started) me on "
         r"(?P<x>[\w-]+)",
-        lambda m, _: (f"medication:{m.group('x').lower()}", f"takes {m.group('x')}"),
+        says("medication:{x:lower}", "takes {x}"),
         importance=9.0,
     ),
     rule(
         rf"(?:{I_AM}|\bwe're|\bwe are) {ADVERB}(?:a |an )?(?:strict |full |fully )?"
         rf"(?P<x>{DIETS})\b(?! (?:recipe|option|dish|restaurant|place|food|friend|menu))",
-        lambda m, _: ("diet", m.group("x").lower()),
+        says("diet", "{x:lower}"),
         importance=8.5,
     ),
     rule(
@@ -195,13 +196,13 @@ RULES: list[Rule] = [
         r"trying|eating|sticking to) (?:a |the )?(?P<x>(?:(?:[\w-]+)\s+){0,2}?(?:diet|keto|paleo|"
         r"whole30|intermittent fasting|fasting|low[- ]carb|low[- ]fat|low[- ]fodmap|fodmap|"
         r"carnivore|plant-based diet))\b",
-        lambda m, _: ("diet", object_text(m.group("x"))),
+        says("diet", "{x:object}"),
         importance=8.5,
     ),
     rule(
         rf"(?:{I_HAVE}|\bI|^)\s*{ADVERB}(?:gone|went|switched to|turned|become|became|go) "
         rf"{ADVERB}(?:back to )?(?:a |being )?(?P<x>{DIETS})\b",
-        lambda m, _: ("diet", m.group("x").lower()),
+        says("diet", "{x:lower}"),
         importance=8.5,
     ),
     rule(
@@ -263,35 +264,35 @@ RULES: list[Rule] = [
     rule(
         rf"\bI(?:'m| am)? (?:on|take|taking|'m taking|have to take|need to take) "
         rf"(?P<x>(?:{MEDS}))\b",
-        lambda m, _: (f"medication:{short_key(m.group('x'))}", f"takes {m.group('x')}"),
+        says("medication:{x:key}", "takes {x}"),
         importance=9.0,
     ),
     rule(
         r"\b(?:we're|we are|I'm|I am) (?:now )?expecting (?P<x>a baby|our first|our second|twins|"
         r"a little (?:boy|girl)|a boy|a girl)",
-        lambda m, _: ("health:pregnancy", f"expecting {m.group('x')}"),
+        says("health:pregnancy", "expecting {x}"),
         importance=9.0,
     ),
     rule(
         r"\bI(?:'m| am)? (?:use|in|rely on) (?:a )?(?P<x>wheelchair|walking stick|cane|crutches|"
         r"mobility scooter|hearing aids?|guide dog)",
-        lambda m, _: ("health:mobility", f"uses a {m.group('x')}"),
+        says("health:mobility", "uses a {x}"),
         importance=8.5,
     ),
     rule(
         rf"(?:{I_AM}|{I_HAVE} been|\bI) {ADVERB}(?:eat|eating|keep|keeping) (?:a |strictly |"
         rf"mostly |fully )?(?P<x>{DIETS})(?: diet)?\b",
-        lambda m, _: ("diet", m.group("x").lower()),
+        says("diet", "{x:lower}"),
         importance=8.5,
     ),
     rule(
         rf"{I_HAVE} been {ADVERB}(?:a )?(?P<x>{DIETS})\b",
-        lambda m, _: ("diet", m.group("x").lower()),
+        says("diet", "{x:lower}"),
         importance=8.5,
     ),
     rule(
         rf"(?:^|\b(?:and|but|so)\s+)being (?:a |an )?(?P<x>{DIETS})\b",
-        lambda m, _: ("diet", m.group("x").lower()),
+        says("diet", "{x:lower}"),
         importance=8.5,
     ),
     rule(
@@ -311,7 +312,7 @@ RULES: list[Rule] = [
     rule(
         r"\bI (?:wear|need|have) (?P<x>glasses|contacts|contact lenses|hearing aids?|a hearing aid|"
         r"a brace|braces|a retainer|dentures|reading glasses|orthotics|insoles)\b",
-        lambda m, _: (f"health:{short_key(m.group('x'))}", f"wears {m.group('x')}"),
+        says("health:{x:key}", "wears {x}"),
         importance=7.0,
     ),
 ]

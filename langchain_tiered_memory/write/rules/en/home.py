@@ -7,6 +7,7 @@ import re
 from langchain_tiered_memory.write.rules.en.objects import (
     object_fact,
     object_text,
+    says,
 )
 from langchain_tiered_memory.write.rules.en.words import (
     ADVERB,
@@ -75,14 +76,14 @@ RULES: list[Rule] = [
         r"\b(?i:I'm|I am) (?i:originally )?(?i:from) (?P<x>[A-Z][\w'-]+(?: [A-Z][\w'-]+)*)|"
         r"\b(?i:I) (?i:grew up|was raised) in (?P<y>[A-Za-z][\w'-]+(?: [A-Z][\w'-]+)*)|"
         r"^(?i:born and raised|born and bred|grew up) in (?P<z>[A-Za-z][\w'-]+(?: [A-Z][\w'-]+)*)",
-        lambda m, _: ("hometown", f"from {m.group('x') or m.group('y') or m.group('z')}"),
+        says("hometown", "from {x}{y}{z}"),
         importance=5.5,
         flags=0,
     ),
     rule(
         r"\b(?i:I'm|I am|we're|we are) (?i:now |currently )?(?i:in|settled in) (?P<x>[A-Z][\w'-]+"
         r"(?: [A-Z][\w'-]+)*)(?= (?i:now|these days|for good|permanently)\b)",
-        lambda m, _: ("home_city", f"lives in {m.group('x')}"),
+        says("home_city", "lives in {x}"),
         importance=6.5,
         flags=0,
     ),
@@ -93,7 +94,7 @@ RULES: list[Rule] = [
     ),
     rule(
         r"\b(?i:I'm|I am|we're|we are) (?P<x>[A-Z][\w'-]+(?: [A-Z][\w'-]+)?)-based\b",
-        lambda m, _: ("home_city", f"lives in {m.group('x')}"),
+        says("home_city", "lives in {x}"),
         importance=6.5,
         flags=0,
     ),

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 
+from langchain_tiered_memory.write.rules.en.objects import says
 from langchain_tiered_memory.write.rules.en.words import (
     ADVERB,
     DATE,
@@ -24,13 +25,13 @@ RULES: list[Rule] = [
     rule(
         r"\b(?i:my (?:first )?name is|my name's|I go by|people call me|everyone calls me) "
         r"(?P<x>[A-Z][\w'-]+(?: [A-Z][\w'-]+)?)",
-        lambda m, _: ("name", m.group("x")),
+        says("name", "{x}"),
         importance=7.5,
         flags=0,
     ),
     rule(
         r"\b(?i:call me) (?P<x>[A-Z][\w'-]+)\b",
-        lambda m, _: ("name", m.group("x")),
+        says("name", "{x}"),
         importance=7.5,
         flags=0,
     ),
@@ -56,23 +57,23 @@ RULES: list[Rule] = [
     rule(
         r"\bI(?:'m| am) an? (?P<age>\d{1,2})[- ]year[- ]old\b|\bI (?:just |recently )?turned "
         r"(?P<age2>\d{1,2})\b",
-        lambda m, _: ("age", f"{m.group('age') or m.group('age2')} years old"),
+        says("age", "{age}{age2} years old"),
         importance=6.5,
     ),
     rule(
         rf"\bmy (?:birthday|bday|b-day|date of birth|dob)(?: is|'s)?(?: on)? (?P<x>{DATE})",
-        lambda m, _: ("birthday", f"birthday {m.group('x')}"),
+        says("birthday", "birthday {x}"),
         importance=7.5,
     ),
     rule(
         rf"\bI was born (?:on )?(?P<x>{DATE}(?:,? \d{{4}})?|in \d{{4}})",
-        lambda m, _: ("birthday", f"born {m.group('x')}"),
+        says("birthday", "born {x}"),
         importance=7.0,
     ),
     rule(
         rf"{I_AM} {ADVERB}(?:half )?(?P<x>{NATIONALITIES})\b(?! (?:food|cuisine|class|course|"
         r"lessons?|speaker|film|dish|music))",
-        lambda m, _: ("nationality", m.group("x").title()),
+        says("nationality", "{x:title}"),
         importance=6.0,
     ),
     rule(

@@ -8,6 +8,7 @@ from langchain_tiered_memory.write.rules.en.objects import (
     conjugate,
     cut_tail,
     object_text,
+    says,
     short_key,
     third_person,
 )
@@ -118,7 +119,7 @@ RULES: list[Rule] = [
     rule(
         rf"{I_AM} an? (?P<adj>keen|avid|passionate|enthusiastic|amateur|regular|serious|big|huge|"
         r"competitive|casual|weekend|club) (?P<x>(?:[\w-]+ )?\w+(?:er|ist|or))\b",
-        lambda m, _: (f"hobby:{short_key(m.group('x'))}", f"{m.group('adj')} {m.group('x')}"),
+        says("hobby:{x:key}", "{adj} {x}"),
         category="preference",
         importance=5.0,
     ),
@@ -153,7 +154,7 @@ RULES: list[Rule] = [
         r"\d+ times|every|each|several times|a few times|(?:one|two|three|four|five|six|\d+) "
         r"(?:evenings|mornings|nights|days|times|afternoons|sessions)) (?:a|per|every|each) "
         r"(?:week|month|day|weekend))",
-        lambda m, _: (f"hobby:{short_key(m.group('x'))}", f"{m.group('x').lower()} {m.group('f')}"),
+        says("hobby:{x:key}", "{x:lower} {f}"),
         category="preference",
         importance=5.0,
     ),

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import re
 
+from langchain_tiered_memory.write.rules import engine
 from langchain_tiered_memory.write.rules.en.words import (
     ANIMAL,
     BREED_TO_SPECIES,
@@ -96,6 +97,18 @@ def kin_subject(noun: str) -> str:
     noun = noun.lower()
     animal = re.fullmatch(ANIMAL, noun)
     return f"pet:{species_of(noun)}" if animal else f"family:{noun}"
+
+
+def says(subject: str, content: str) -> Builder:
+    """:func:`~langchain_tiered_memory.write.rules.engine.says` with the English filters:
+    ``{x:lower}``, ``{x:title}``, ``{x:strip}``, ``{x:key}`` (:func:`short_key`),
+    ``{x:object}`` (:func:`object_text`) and ``{x:cut}`` (:func:`cut_tail`).
+
+    Example:
+        >>> says("avoids:{x:key}", "avoids {x:lower}")(re.search(r"no (?P<x>.+)", "no Dairy"), "")
+        ('avoids:dairy', 'avoids dairy')
+    """
+    return engine.says(subject, content, filters=FILTERS)
 
 
 def object_fact(subject: str, template: str, *, group: str = "x") -> Builder:
@@ -188,3 +201,13 @@ def garment(word: str | None) -> str:
         "rings": "ring",
     }
     return singular.get(word, word)
+
+
+#: The filters English templates may name (:func:`says`).
+FILTERS = {
+    **engine.FILTERS,
+    "strip": str.strip,
+    "key": short_key,
+    "object": object_text,
+    "cut": cut_tail,
+}

@@ -5,9 +5,9 @@ from __future__ import annotations
 import re
 
 from langchain_tiered_memory.write.rules.en.objects import (
-    cut_tail,
     garment,
     object_text,
+    says,
     short_key,
 )
 from langchain_tiered_memory.write.rules.en.words import (
@@ -165,7 +165,7 @@ RULES: list[Rule] = [
     ),
     rule(
         rf"(?:{I_AM}|{I_HAVE} been) {ADVERB}training for (?:a |an |the |my )?(?P<x>[^,.;!?]+)",
-        lambda m, _: ("goal", f"training for {m.group('x').strip()}"),
+        says("goal", "training for {x:strip}"),
         category="plan",
         importance=6.5,
     ),
@@ -174,13 +174,13 @@ RULES: list[Rule] = [
         r"old|new|used|second-hand|little|red|blue|black|white|silver|grey|gray|green|electric|"
         r"hybrid|battered|trusty) )*(?:[A-Z][\w-]*)(?: (?:[A-Z0-9][\w-]*|hybrid|estate|"
         r"hatchback|saloon|SUV|van|truck|pickup|convertible))*)",
-        lambda m, _: ("car", f"drives a {m.group('x')}"),
+        says("car", "drives a {x}"),
         importance=5.5,
         flags=0,
     ),
     rule(
         r"\bmy car is (?:a|an) (?P<x>[^,.;!?]+)",
-        lambda m, _: ("car", f"drives a {cut_tail(m.group('x'))}"),
+        says("car", "drives a {x:cut}"),
         importance=5.5,
     ),
     rule(
@@ -262,7 +262,7 @@ RULES: list[Rule] = [
     ),
     rule(
         r"\bmy (?:home |new |postal )?address is (?P<x>[^.;!?]+)",
-        lambda m, _: ("address", f"address: {m.group('x').strip()}"),
+        says("address", "address: {x:strip}"),
         importance=6.5,
     ),
 ]

@@ -13,6 +13,8 @@ from __future__ import annotations
 
 import re
 
+from langchain_tiered_memory.recall.time_expressions import MONTHS as MONTH_WORDS
+
 STANDING = re.compile(
     r"\b(?:always|from now on|in future|in the future|going forward|every time|by default|"
     r"prefer|I like|I find|easier for me|for me|with me|answers|replies|responses|all the time|"
@@ -193,10 +195,7 @@ HOBBIES = (
     "mahjong|bridge|poker|sudoku|crosswords|astronomy|stargazing|camping|backpacking|"
     "mountaineering|caving|open water swimming|wild swimming|parkrun|triathlon"
 )
-MONTHS = (
-    "january|february|march|april|may|june|july|august|september|october|november|december|"
-    "jan|feb|mar|apr|jun|jul|aug|sep|sept|oct|nov|dec"
-)
+MONTHS = "|".join(MONTH_WORDS)  # names and abbreviations, from the one month list
 WEEKDAYS = "monday|tuesday|wednesday|thursday|friday|saturday|sunday|tue|tues|thu|thur|thurs|fri"
 DATE = (
     rf"(?:\b\d{{1,2}}(?:st|nd|rd|th)?(?: of)? (?:{MONTHS})\b|\b(?:{MONTHS}) \d{{1,2}}"

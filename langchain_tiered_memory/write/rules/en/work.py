@@ -8,6 +8,7 @@ from langchain_tiered_memory.write.rules.en.objects import (
     cut_tail,
     object_fact,
     object_text,
+    says,
 )
 from langchain_tiered_memory.write.rules.en.words import (
     ADVERB,
@@ -80,7 +81,7 @@ RULES: list[Rule] = [
         rf"(?:{I_AM}|{I_HAVE} been) {ADVERB}(?P<job>retired|unemployed|self-employed|"
         r"between jobs|on maternity leave|on paternity leave|a stay-at-home (?:mum|mom|dad|parent)|"
         r"a full-time (?:mum|mom|dad|parent))\b",
-        lambda m, _: ("work", m.group("job").lower()),
+        says("work", "{job:lower}"),
         importance=6.5,
     ),
     rule(
@@ -103,7 +104,7 @@ RULES: list[Rule] = [
         r"\bI (?:run|own|manage|co-own|founded|started) (?:a|an|my own|the|our) (?P<x>(?:[\w&'-]+ )"
         r"{0,3}(?:business|company|shop|store|café|cafe|restaurant|bakery|bar|pub|salon|studio|"
         r"agency|practice|clinic|firm|startup|start-up|farm|b&b|hotel|charity|gym|consultancy))\b",
-        lambda m, _: ("work", f"runs a {m.group('x')}"),
+        says("work", "runs a {x}"),
         importance=6.5,
     ),
     rule(

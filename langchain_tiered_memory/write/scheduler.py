@@ -1,0 +1,234 @@
+"""When a view's turns are extracted: inside the add (the rules), or in batches off it
+(a model extractor).
+
+:class:`ExtractionScheduler` is the extraction job of a
+:class:`~langchain_tiered_memory.memory.TieredMemory` view. With the rules (or any
+:class:`~langchain_tiered_memory.write.writer.Extractor` given) every add extracts
+the turns past the store's watermark at once and moves the watermark
+(:meth:`~langchain_tiered_memory.storage.base.MemoryBackend.advance_extraction`).
+With a model extractor an add only asks a
+:class:`~langchain_tiered_memory.write.background.BackgroundWorker` for a run once
+``extract_every`` turns are pending (or a compression takes pending turns out of
+the window); the run extracts each due batch and commits it with the watermark in
+one transaction
+(:meth:`~langchain_tiered_memory.storage.base.MemoryBackend.commit_extraction`),
+so the add never waits for the model.
+
+What it reads of its view (the thread, the writer, the extractor settings) it reads
+at each use, through the :class:`ExtractingView` protocol, and the view's
+lock guards every read of the view's copy.
+
+Example:
+    >>> from langchain_core.messages import AIMessage, HumanMessage
+    >>> from langchain_tiered_memory import TieredMemory
+    >>> memory = TieredMemory(context_window=4096, extractor="rules")
+    >>> _ = memory.add_messages([HumanMessage("I live in Lyon."), AIMessage("Noted.")])
+    >>> memory.core.get("home_city").content, memory.head.extracted_through
+    ('lives in Lyon', 0)
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+from collections.abc import Callable, Sequence
+from dataclasses import replace
+from typing import Protocol
+
+from langchain_tiered_memory.budget.sections import TokenBudget
+from langchain_tiered_memory.budget.tokens import TokenCounter
+from langchain_tiered_memory.records import MemoryRecord, fact_record
+from langchain_tiered_memory.storage.base import MemoryBackend, RecordStore, ThreadHead
+from langchain_tiered_memory.tiers.buffer import BufferState
+from langchain_tiered_memory.tiers.core import CoreMemory
+from langchain_tiered_memory.values.facts import FactUpdate
+from langchain_tiered_memory.values.turns import Turn
+from langchain_tiered_memory.write.background import BackgroundWorker
+from langchain_tiered_memory.write.consolidation import Reflector
+from langchain_tiered_memory.write.model_extractor import ModelExtractor, plan_changes
+from langchain_tiered_memory.write.policy import possible_record
+from langchain_tiered_memory.write.writer import MemoryWriter
+
+logger = logging.getLogger(__name__)
+
+__all__ = ["ExtractingView", "ExtractionScheduler"]
+
+
+class ExtractingView(Protocol):
+    """What :class:`ExtractionScheduler` reads of the view it extracts for."""
+
+    user_id: str
+    thread_id: str
+    backend: MemoryBackend
+    writer: MemoryWriter
+    model_extractor: ModelExtractor | None
+    extract_every: int
+    reflector: Reflector | None
+    counter: TokenCounter
+    budget: TokenBudget
+
+    @property
+    def head(self) -> ThreadHead:
+        """The thread's head as the view last read it."""
+        ...
+
+    @property
+    def core(self) -> CoreMemory:
+        """The user's core memory."""
+        ...
+
+    @property
+    def archive(self) -> RecordStore:
+        """The store's archive."""
+        ...
+
+
+class ExtractionScheduler:
+    """Extract a view's turns past the watermark: in the add, or batched in the background.
+
+    Args:
+        view: The view extracted for.
+        lock: The view's lock (held around every read of its copy of the thread).
+        refresh: Catches the view's copy up with the store; returns the buffer.
+        moved: Gives the view a head this scheduler committed.
+    """
+
+    def __init__(
+        self,
+        view: ExtractingView,
+        *,
+        lock: threading.RLock,
+        refresh: Callable[[], BufferState],
+        moved: Callable[[ThreadHead], None],
+    ) -> None:
+        self.view = view
+        self.lock = lock
+        self.refresh = refresh
+        self.moved = moved
+        self.held: dict[int, Turn] = {}  # pending turns a compression took out of the window
+        self.flush_due = False
+        self.worker = BackgroundWorker(
+            self.run_model_batches,
+            name=f"tiered-memory-extract:{view.user_id}/{view.thread_id}",
+        )
+
+    def pending(self, state: BufferState) -> list[Turn]:
+        """Turns of ``state`` facts were not extracted from yet."""
+        through = self.view.head.extracted_through
+        return [t for t in state.turns if t.index > through]
+
+    def extract(
+        self, state: BufferState, *, flush: bool = False, held: Sequence[Turn] = ()
+    ) -> None:
+        """Extract facts from the turns of ``state`` not extracted yet (the store keeps
+        the watermark).
+
+        With a model extractor this only asks the background worker for a run
+        (``held``: pending turns a compression is taking out of the window, kept
+        for it); the add never waits for the model.
+        """
+        view = self.view
+        if view.model_extractor is not None:
+            for turn in held:
+                self.held.setdefault(turn.index, turn)
+            self.flush_due = self.flush_due or flush
+            if flush or len(self.pending(state)) >= view.extract_every:
+                self.worker.request()
+            return
+        head = view.head
+        pending = [t for t in state.turns if t.index > head.extracted_through]
+        if not pending:
+            return
+        result = view.writer.extract(pending, flush=flush)
+        possible = [
+            possible_record(f, user_id=view.user_id, thread_id=view.thread_id)
+            for f in result.possible
+        ]
+        if possible:  # archive what core memory was unsure of (the write policy's possible)
+            view.archive.add(possible)
+        self.observe(result.promoted, possible)
+        if result.extracted:
+            advanced = view.backend.advance_extraction(head, max(t.index for t in pending))
+            if advanced is None:  # another view moved the watermark: read where it is
+                self.refresh()
+            else:
+                self.moved(advanced)
+
+    def observe(self, updates: Sequence[FactUpdate], possible: Sequence[MemoryRecord]) -> None:
+        """Show the reflector (if any) what was written; archive its observations."""
+        reflector, view = self.view.reflector, self.view
+        if reflector is None:
+            return
+        written = [fact_record(view.user_id, u.fact) for u in updates] + list(possible)
+        observations = reflector.observe(written)
+        if observations:
+            view.archive.add(observations)
+
+    def run_model_batches(self) -> None:
+        """The background worker's job: extract every due batch with the model, each
+        committed with the watermark in one transaction
+        (:meth:`~langchain_tiered_memory.storage.base.MemoryBackend.commit_extraction`).
+
+        The model is called outside the view's lock. A batch another view committed
+        first is dropped and the rest re-read; a model or storage failure leaves the
+        batch due for the next run (nothing of it was written).
+        """
+        view = self.view
+        extractor = view.model_extractor
+        assert extractor is not None
+        flush = False
+        for _ in range(1000):  # every due batch; the bound only guards against a loop
+            with self.lock:
+                state = self.refresh()
+                head = view.head
+                flush, self.flush_due = flush or self.flush_due, False
+                through = head.extracted_through
+                pending = {t.index: t for t in self.held.values() if t.index > through}
+                pending.update({t.index: t for t in state.turns if t.index > through})
+                turns = [pending[i] for i in sorted(pending)]
+                facts = view.core.active()
+            if not turns or (not flush and len(turns) < view.extract_every):
+                return
+            try:
+                answer = extractor.decide(
+                    turns, facts, counter=view.counter, max_input_tokens=view.budget.input_budget
+                )
+                changes, possible, dropped = plan_changes(
+                    answer,
+                    user_id=view.user_id,
+                    thread_id=view.thread_id,
+                    schema=view.writer.attributes,
+                )
+                done = view.backend.commit_extraction(
+                    head, answer.through, changes, records=possible
+                )
+            except BaseException:
+                with self.lock:  # nothing was written: the batch stays due, as its flush
+                    self.flush_due = self.flush_due or flush
+                raise
+            if dropped:
+                logger.info("model extraction: %d decisions dropped: %s", len(dropped), dropped)
+            with self.lock:
+                if done is None:  # another view committed this batch: read where it is
+                    self.refresh()
+                    continue
+                for index in [i for i in self.held if i <= answer.through]:
+                    del self.held[index]
+                mine = view.head
+                if mine.generation == head.generation:
+                    through = max(mine.extracted_through, answer.through)
+                    self.moved(replace(mine, extracted_through=through))
+            self.observe(done.updates, possible)
+
+    def flush(self, timeout: float | None = None) -> bool:
+        """Extract every pending turn now and wait for it (with a model extractor);
+        False if ``timeout`` seconds passed first."""
+        if self.view.model_extractor is None:
+            return True
+        with self.lock:
+            state = self.refresh()
+            if not self.pending(state) and not self.held:
+                return self.worker.wait(timeout)
+            self.flush_due = True
+            self.worker.request()
+        return self.worker.wait(timeout)
