@@ -16,7 +16,7 @@ from langchain_tiered_memory.write.rules.en.words import (
     LANG,
     STANDING,
 )
-from langchain_tiered_memory.write.rules.engine import Rule, rule
+from langchain_tiered_memory.write.rules.engine import Builder, Rule, emit, rule
 
 
 def _speaks(m: re.Match[str], _: str) -> list[tuple[str, str]]:
@@ -27,6 +27,16 @@ def _speaks(m: re.Match[str], _: str) -> list[tuple[str, str]]:
         if lang:
             out.append((f"speaks:{lang.group(0).lower()}", f"speaks {part.strip()}"))
     return out
+
+
+def standing(build: Builder) -> Builder:
+    """``build``, for a clause that asks for it from now on ("always", "from now on",
+    "please"...: :data:`~.words.STANDING`); nothing for a one-off."""
+
+    def standing_request(m: re.Match[str], clause: str) -> list[tuple[str, str]]:
+        return emit(build(m, clause)) if STANDING.search(clause) else []
+
+    return standing_request
 
 
 RULES: list[Rule] = [
@@ -56,11 +66,7 @@ RULES: list[Rule] = [
         r"markdown|short paragraphs|prose)\b|"
         r"^(?P<y>bullet(?:ed)? points?|bullets|numbered lists?|tables?|plain text|no markdown)"
         r" (?:please|only|always|from now on))",
-        lambda m, c: (
-            ("answer_format", f"answer in {(m.group('x') or m.group('y')).lower()}")
-            if STANDING.search(c)
-            else None
-        ),
+        standing(says("answer_format", "answer in {x:lower}{y:lower}")),
         importance=8.0,
         request=True,
     ),
@@ -79,9 +85,7 @@ RULES: list[Rule] = [
         r"\b(?P<y>short|brief|concise|detailed|longer|in-depth|one-line) (?:answers?|replies|"
         r"responses)(?= (?:please|only|from now|always)|\s*[,.!]|$)|\bno more than (?P<z>\w+ "
         r"(?:sentences|words|lines|paragraphs))\b",
-        lambda m, c: (
-            ("answer_length", f"answers {length_of(m).lower()}") if STANDING.search(c) else None
-        ),
+        standing(lambda m, _: ("answer_length", f"answers {length_of(m).lower()}")),
         importance=8.0,
         request=True,
     ),
@@ -89,11 +93,7 @@ RULES: list[Rule] = [
         r"(?:\b(?:use|prefer|stick to|give me|always|in|only)\b[^.?!]{0,15}?\b(?P<x>metric|"
         r"imperial|celsius|fahrenheit)\b|^(?P<y>metric|imperial|celsius|fahrenheit)(?: units)? "
         r"(?:please|only))",
-        lambda m, c: (
-            ("units", f"uses {(m.group('x') or m.group('y')).lower()} units")
-            if STANDING.search(c)
-            else None
-        ),
+        standing(says("units", "uses {x:lower}{y:lower} units")),
         importance=8.0,
         request=True,
     ),

@@ -10,6 +10,7 @@ from langchain_tiered_memory.write.rules.en.objects import (
     object_text,
     says,
     short_key,
+    thing_fact,
 )
 from langchain_tiered_memory.write.rules.en.words import (
     ADVERB,
@@ -76,14 +77,7 @@ RULES: list[Rule] = [
     rule(
         rf"(?:\bI |^){ADVERB}(?:can't|cannot|can not|can no longer|shouldn't|mustn't|must not)"
         r" (?:eat|have|drink|tolerate|digest|touch|handle) (?:any )?(?P<x>.+)",
-        lambda m, _: (
-            (
-                f"avoids:{short_key(object_text(m.group('x')))}",
-                f"can't have {object_text(m.group('x'))}",
-            )
-            if object_text(m.group("x"))
-            else None
-        ),
+        thing_fact("avoids", "can't have {}", skip=frozenset()),
         importance=9.0,
     ),
     rule(
@@ -224,14 +218,7 @@ RULES: list[Rule] = [
     rule(
         r"\bI (?:always |really )?(?:react|reacted) (?:badly |terribly |"
         r"really badly )?to (?P<x>.+)",
-        lambda m, _: (
-            (
-                f"avoids:{short_key(object_text(m.group('x')))}",
-                f"reacts badly to {object_text(m.group('x'))}",
-            )
-            if object_text(m.group("x")) and object_text(m.group("x")).lower() not in PRONOUNS
-            else None
-        ),
+        thing_fact("avoids", "reacts badly to {}"),
         importance=8.5,
     ),
     rule(
@@ -250,15 +237,7 @@ RULES: list[Rule] = [
         r"\bI (?:have to |need to |must |try to |always )?avoid (?P<x>.+)|\bmy (?:stomach|body|gut|"
         r"skin|system) (?:can't|cannot|doesn't|does not|won't) (?:handle|take|tolerate|do|like) "
         r"(?P<y>.+)",
-        lambda m, _: (
-            (
-                f"avoids:{short_key(object_text(m.group('x') or m.group('y')))}",
-                f"avoids {object_text(m.group('x') or m.group('y'))}",
-            )
-            if object_text(m.group("x") or m.group("y"))
-            and object_text(m.group("x") or m.group("y")).lower() not in PRONOUNS
-            else None
-        ),
+        thing_fact("avoids", "avoids {}"),
         importance=8.5,
     ),
     rule(
@@ -299,14 +278,7 @@ RULES: list[Rule] = [
         rf"(?:{I_AM}|{I_HAVE} always been|^) {ADVERB}(?:afraid|scared|terrified|frightened|"
         r"petrified|phobic) of (?P<x>[^,.;!?]+)|\bI (?:have|'ve got) (?:a |an )?(?:real |serious |"
         r"bad )?(?:fear|phobia) of (?P<y>[^,.;!?]+)",
-        lambda m, _: (
-            (
-                f"fear:{short_key(cut_tail(m.group('x') or m.group('y')))}",
-                f"afraid of {cut_tail(m.group('x') or m.group('y'))}",
-            )
-            if cut_tail(m.group("x") or m.group("y"))
-            else None
-        ),
+        thing_fact("fear", "afraid of {}", cut=cut_tail, skip=frozenset()),
         importance=7.0,
     ),
     rule(

@@ -10,13 +10,13 @@ from langchain_tiered_memory.write.rules.en.objects import (
     object_text,
     says,
     short_key,
+    thing_fact,
     third_person,
 )
 from langchain_tiered_memory.write.rules.en.words import (
     ADVERB,
     HOBBIES,
     I_AM,
-    PRONOUNS,
 )
 from langchain_tiered_memory.write.rules.engine import Rule, rule
 
@@ -76,11 +76,7 @@ RULES: list[Rule] = [
         rf"(?:{I_AM}) {ADVERB}(?:(?:really|totally|so|very|huge|big|massive) )?(?P<verb>into|a "
         r"(?:big |huge |massive )?fan of|obsessed with|crazy about|passionate about|mad about|"
         r"addicted to) (?P<x>.+)",
-        lambda m, c: (
-            (f"likes:{short_key(object_text(m.group('x')))}", f"into {object_text(m.group('x'))}")
-            if object_text(m.group("x"))
-            else None
-        ),
+        thing_fact("likes", "into {}", skip=frozenset()),
         category="preference",
         importance=5.5,
     ),
@@ -88,14 +84,7 @@ RULES: list[Rule] = [
         rf"{I_AM} an? (?:big|huge|massive|massive|die-hard|diehard|"
         rf"lifelong) (?P<x>[\w' -]{{2,25}}?)"
         r" fan\b|\bI can't get enough of (?P<y>.+)",
-        lambda m, _: (
-            (
-                f"likes:{short_key(object_text(m.group('x') or m.group('y')))}",
-                f"loves {object_text(m.group('x') or m.group('y'))}",
-            )
-            if object_text(m.group("x") or m.group("y"))
-            else None
-        ),
+        thing_fact("likes", "loves {}", skip=frozenset()),
         category="preference",
         importance=5.5,
     ),
@@ -104,15 +93,7 @@ RULES: list[Rule] = [
         r"(?:^|[,:]\s*)(?P<y>(?:[\w-]+\s+){0,2}[\w-]+?) (?:isn't|is not|aren't|"
         r"are not) (?:really )?"
         r"my (?:thing|cup of tea|jam|scene)",
-        lambda m, _: (
-            (
-                f"likes:{short_key(object_text(m.group('x') or m.group('y')))}",
-                f"dislikes {object_text(m.group('x') or m.group('y'))}",
-            )
-            if object_text(m.group("x") or m.group("y"))
-            and object_text(m.group("x") or m.group("y")).lower() not in PRONOUNS
-            else None
-        ),
+        thing_fact("likes", "dislikes {}"),
         category="preference",
         importance=5.5,
     ),

@@ -10,6 +10,7 @@ Example:
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 
 from langchain_tiered_memory.write.rules import engine
 from langchain_tiered_memory.write.rules.en.words import (
@@ -17,6 +18,7 @@ from langchain_tiered_memory.write.rules.en.words import (
     BREED_TO_SPECIES,
     MONTHS,
     NAME_STOP,
+    PRONOUNS,
     RELATIONS,
     SPECIES,
     WEEKDAYS,
@@ -109,6 +111,36 @@ def says(subject: str, content: str) -> Builder:
         ('avoids:dairy', 'avoids dairy')
     """
     return engine.says(subject, content, filters=FILTERS)
+
+
+def thing_fact(
+    prefix: str,
+    template: str,
+    *,
+    cut: Callable[[str], str] | None = None,
+    skip: frozenset[str] = PRONOUNS,
+) -> Builder:
+    """A builder for ``(prefix:key, template with the thing)``: the thing is group ``x``
+    (or ``y`` when ``x`` took no part) cut where it ends (``cut``, default
+    :func:`object_text`); nothing when there is none or it is one of ``skip`` (default:
+    a pronoun, "I avoid it").
+
+    Example:
+        >>> build = thing_fact("avoids", "avoids {}")
+        >>> build(re.search(r"avoid (?P<x>.+)", "I avoid fried food at night"), "")
+        ('avoids:fried food', 'avoids fried food at night')
+        >>> build(re.search(r"avoid (?P<x>.+)", "I avoid it"), "") is None
+        True
+    """
+
+    def build(match: re.Match[str], _said: str) -> tuple[str, str] | None:
+        groups = match.groupdict()
+        thing = (cut or object_text)(groups.get("x") or groups.get("y") or "")
+        if not thing or thing.lower() in skip:
+            return None
+        return f"{prefix}:{short_key(thing)}", template.format(thing)
+
+    return build
 
 
 def object_fact(subject: str, template: str, *, group: str = "x") -> Builder:
