@@ -176,7 +176,7 @@ class MemoryWriter:
                 applied = apply_decision(decision, self.core, said_at=when)
                 result.promoted.extend(applied.promoted)
                 result.ended.extend(applied.ended)
-                if not applied.promoted:
+                if not applied.promoted and not applied.ended:
                     continue
             if earlier:  # an unsure link: the older fact is kept as an earlier one
                 self.core.store.retire_facts(

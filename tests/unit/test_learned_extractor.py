@@ -180,17 +180,48 @@ def test_possible_clause_that_surely_updates_a_current_fact_replaces_it() -> Non
     assert [f.content for f in core.active()] == ["the new Tesla drives like a dream"]
 
 
-def test_links_when_no_fact_stands_out_change_nothing() -> None:
+def test_links_when_no_fact_stands_out_move_every_linked_fact_out_as_earlier() -> None:
     core = CoreMemory(
         [
             CoreFact.new("work", "works at Deloitte", source_turn=0),
             CoreFact.new("home_city", "lives in Deloitte Town", source_turn=0),
+            CoreFact.new("pet:dog", "dog is called Rex", source_turn=0),
         ]
     )
     models = ScriptedModels({"Stripe": 0.95}, {("Stripe", "Deloitte"): 0.9})
     writer = MemoryWriter(core, extractor=LearnedExtractor(models))
     writer.extract([_turn(1, "first week at Stripe went well")])
-    assert len(core.active()) == 3
+    assert sorted(f.content for f in core.active()) == [
+        "dog is called Rex",
+        "first week at Stripe went well",
+    ]
+    moved = [f for f in core.history() if f.status == "archived"]
+    assert len(moved) == 2 and all(f.reason.startswith("earlier") for f in moved)
+
+
+def test_a_sure_link_from_an_ending_ends_the_fact_and_keeps_no_new_one() -> None:
+    core = CoreMemory([CoreFact.new("gym", "goes to PureGym on Deansgate", source_turn=0)])
+    models = ScriptedModels({"PureGym": 0.95}, {("Cancelled", "PureGym"): 0.9})
+    writer = MemoryWriter(core, extractor=LearnedExtractor(models))
+    result = writer.extract([_turn(1, "Cancelled PureGym")])
+    assert core.active() == [] and [f.status for f in core.history("gym")] == ["ended"]
+    assert [f.subject for f in result.ended] == ["gym"]
+
+
+def test_an_unsure_second_link_beside_a_sure_one_is_moved_out_too() -> None:
+    core = CoreMemory(
+        [
+            CoreFact.new("work", "works at Deloitte", source_turn=0),
+            CoreFact.new("said:aa", "my team at Deloitte does audit", source_turn=0),
+        ]
+    )
+    models = ScriptedModels(
+        {"Stripe": 0.95}, {("Stripe", "works at Deloitte"): 0.95, ("Stripe", "my team"): 0.5}
+    )
+    writer = MemoryWriter(core, extractor=LearnedExtractor(models))
+    writer.extract([_turn(1, "first week at Stripe went well")])
+    assert [f.content for f in core.active()] == ["first week at Stripe went well"]
+    assert core.active()[0].subject == "work"
 
 
 def test_facts_of_one_message_never_replace_each_other() -> None:

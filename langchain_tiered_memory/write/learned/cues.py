@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import re
 
-__all__ = ["CLAUSE_CUES", "PAIR_CUES", "clause_cues", "pair_cues"]
+__all__ = ["CLAUSE_CUES", "PAIR_CUES", "clause_cues", "is_ending", "pair_cues"]
 
 _PATTERNS: dict[str, re.Pattern[str]] = {
     "first_person": re.compile(r"\b(?:i|i'm|im|i've|i'd|i'll|my|me|mine|we|we're|our|us)\b|我"),
@@ -91,6 +91,12 @@ _STOP = {
     "在",
 }
 
+# A later statement that ends something ("cancelled", "quit", "不再").
+_ENDING = re.compile(
+    r"\b(?:cancell?ed|quit|stopped|no longer|not any ?more|gave up|left|sold my|ended|broke up|"
+    r"handed in|moved out|over now)\b|不再|取消|退了|辞职|分手|卖了|到期|没续"
+)
+
 PAIR_CUES: tuple[str, ...] = ("change_word", "shared_words", "both_numbers")
 
 
@@ -115,3 +121,22 @@ def pair_cues(current: str, later: str) -> list[float]:
         round(shared, 3),
         1.0 if re.search(r"\d", current) and re.search(r"\d", later) else 0.0,
     ]
+
+
+def is_ending(text: str) -> bool:
+    """Whether ``text`` only says something ended ("Cancelled PureGym", "健身卡到期了"):
+    an ending word, and no change word or number that would make it a new value
+    ("辞职了，现在自己开了家咖啡店" states the new one).
+
+    Example:
+        >>> is_ending("Cancelled PureGym"), is_ending("Joined PureGym")
+        (True, False)
+        >>> is_ending("quit the bank, I run a cafe now")
+        False
+    """
+    lowered = text.lower()
+    return (
+        bool(_ENDING.search(lowered))
+        and not _CHANGE.search(lowered)
+        and not re.search(r"\d", lowered)
+    )

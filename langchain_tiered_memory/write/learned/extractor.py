@@ -14,9 +14,10 @@ For each user message:
 Before a fact is written, :meth:`LearnedExtractor.supersedes` links it to the
 user's current facts under other subjects: a sure link (``link_threshold``)
 files it under the linked fact's subject, which supersedes it as any update
-does; an unsure one (``unsure_threshold``) moves the older fact out of the
-current facts as an earlier one (kept in the history with the reason), so it
-is never shown alone as current.
+does (or ends it, when the statement says it ended); an unsure one
+(``unsure_threshold``) moves the older fact out of the current facts as an
+earlier one (kept in the history with the reason and shown as ``earlier
+(date)``), so it is never shown alone as current.
 
 Example:
     >>> ex = LearnedExtractor(models=None)
@@ -41,6 +42,7 @@ from langchain_tiered_memory.write.fact_rules import find_facts
 from langchain_tiered_memory.write.fact_time import fact_time
 from langchain_tiered_memory.write.importance import rate_importance
 from langchain_tiered_memory.write.learned.clauses import is_request, split_clauses
+from langchain_tiered_memory.write.learned.cues import is_ending
 from langchain_tiered_memory.write.learned.models import LearnedModels, shared_models
 
 __all__ = ["LearnedExtractor", "clause_subject"]
@@ -69,8 +71,9 @@ class LearnedExtractor(MessageExtractor):
             fact's subject (superseding it).
         unsure_threshold: P(replaces) from which the current fact is moved
             out as an earlier one.
-        margin: How far the best-linked fact must stand above the next one;
-            when no single fact stands out, nothing is linked.
+        margin: How far the best-linked fact must stand above the next one
+            for a sure link; when none stands out, every linked fact is
+            moved out as an earlier one.
     """
 
     calls = 0  # never calls a model
@@ -82,8 +85,8 @@ class LearnedExtractor(MessageExtractor):
         *,
         fact_threshold: float = 0.8,
         possible_threshold: float = 0.5,
-        link_threshold: float = 0.8,
-        unsure_threshold: float = 0.3,
+        link_threshold: float = 0.7,
+        unsure_threshold: float = 0.4,
         margin: float = 0.2,
     ) -> None:
         if not 0 <= possible_threshold <= fact_threshold <= 1:
@@ -148,16 +151,19 @@ class LearnedExtractor(MessageExtractor):
     def supersedes(
         self, fact: ExtractedFact, current: Sequence[CoreFact]
     ) -> tuple[ExtractedFact, list[CoreFact]]:
-        """``fact`` as it should be written, and the current fact it may replace
-        (to be moved out as an earlier one).
+        """``fact`` as it should be written, and the current facts it may replace
+        (to be moved out as earlier ones).
 
-        Only the best-linked current fact can be replaced, and only when it
-        stands ``margin`` above the next. A sure link files ``fact`` under that
-        fact's subject, so the write supersedes it; a possible fact (a clause
-        the classifier was less sure of) that links surely is written as stated,
-        since it updates something the user said. An unsure link returns the
-        older fact to move out. A fact whose subject is already current updates
-        it as usual (no link).
+        A sure link (``link_threshold``, standing ``margin`` above the next
+        fact) files ``fact`` under the linked fact's subject, so the write
+        supersedes it; a possible fact (a clause the classifier was less sure
+        of) that links surely is written as stated, since it updates something
+        the user said. A sure link from a statement that something ended
+        ("Cancelled PureGym") ends the linked fact instead of becoming a fact.
+        Every other fact linked at ``unsure_threshold`` or more (the best one
+        too, when it does not stand out) is returned, to be moved out as an
+        earlier fact: never shown alone as current beside the newer one. A
+        fact whose subject is already current updates it as usual (no link).
         """
         others = [
             f
@@ -174,15 +180,16 @@ class LearnedExtractor(MessageExtractor):
             return fact, []
         best = links[0]
         runner_up = links[1].p if len(links) > 1 else 0.0
-        if best.p - runner_up < self.margin:  # no one fact stands out: link nothing
-            return fact, []
-        if best.p >= self.link_threshold:
-            return replace(
+        unsure = [link.fact for link in links if link.p >= self.unsure_threshold]
+        if best.p >= self.link_threshold and best.p - runner_up >= self.margin:
+            if is_ending(fact.content):
+                ended = replace(fact, subject=best.fact.subject, op="end", stated=True)
+                return ended, unsure[1:]
+            linked = replace(
                 fact,
                 subject=best.fact.subject,
                 stated=True,
                 confidence=max(fact.confidence, 0.8),
-            ), []
-        if best.p >= self.unsure_threshold:
-            return fact, [best.fact]
-        return fact, []
+            )
+            return linked, unsure[1:]
+        return fact, unsure

