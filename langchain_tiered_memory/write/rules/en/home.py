@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 
 from langchain_tiered_memory.write.rules.en.objects import (
+    no_longer,
     object_fact,
     object_text,
     says,
@@ -17,11 +18,7 @@ from langchain_tiered_memory.write.rules.engine import Rule, rule
 
 RULES: list[Rule] = [
     # -- home --
-    rule(
-        r"\bI (?:no longer|don't|do not) live in (?P<x>.+)",
-        object_fact("home_city", "no longer lives in {}"),
-        importance=6.5,
-    ),
+    no_longer("live in", "home_city", "no longer lives in {}"),
     rule(
         rf"(?:\b(?:I|we) {ADVERB}(?:live|live|stay|reside)|(?:{I_AM}|\bwe're|\bwe are) "
         rf"{ADVERB}(?:living|based|located|settled)|^{ADVERB}(?:living|based)) "

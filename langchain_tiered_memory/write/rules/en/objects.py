@@ -143,6 +143,22 @@ def thing_fact(
     return build
 
 
+def no_longer(doing: str, subject: str, template: str) -> engine.Rule:
+    """The rule of "I no longer live in Berlin", "I don't work at Acme": the object of
+    what the user no longer does (``doing``, a pattern) as ``(subject, template with it)``.
+
+    Example:
+        >>> r = no_longer("live in", "home_city", "no longer lives in {}")
+        >>> r.build(r.pattern.search("I don't live in Berlin any more"), "")
+        ('home_city', 'no longer lives in Berlin')
+    """
+    return engine.rule(
+        rf"\bI (?:no longer|don't|do not) {doing} (?P<x>.+)",
+        object_fact(subject, template),
+        importance=6.5,
+    )
+
+
 def object_fact(subject: str, template: str, *, group: str = "x") -> Builder:
     """A builder for ``(subject, template with the object)``, or nothing without an object.
 

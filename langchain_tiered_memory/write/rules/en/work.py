@@ -6,7 +6,7 @@ import re
 
 from langchain_tiered_memory.write.rules.en.objects import (
     cut_tail,
-    object_fact,
+    no_longer,
     object_text,
     says,
 )
@@ -28,11 +28,7 @@ def _job(m: re.Match[str], _: str) -> tuple[str, str] | None:
 
 RULES: list[Rule] = [
     # -- work --
-    rule(
-        r"\bI (?:no longer|don't|do not) work (?:at|for|as) (?P<x>.+)",
-        object_fact("work", "no longer works at {}"),
-        importance=6.5,
-    ),
+    no_longer("work (?:at|for|as)", "work", "no longer works at {}"),
     rule(
         rf"(?:\bI {ADVERB}work|(?:{I_AM}|{I_HAVE} been) {ADVERB}working|^{ADVERB}working)"
         r"(?: from home| remotely| part-time| full-time| freelance| shifts)? "
