@@ -49,7 +49,6 @@ __all__ = [
     "ExtractedFact",
     "ForgetRequest",
     "LLMExtractor",
-    "MessageExtractor",
     "RuleBasedExtractor",
     "detect_forget",
 ]
@@ -60,56 +59,7 @@ __all__ = [
 ExtractedFact = Candidate
 
 
-class MessageExtractor:
-    """An extractor that reads the user's messages one at a time, each with the message
-    before it as context (kept across batches): a subclass gives :meth:`extract_text`.
-
-    Example:
-        >>> from langchain_core.messages import AIMessage
-        >>> class Echo(MessageExtractor):
-        ...     def extract_text(self, text, *, source_turn=None, previous="", said_at=None):
-        ...         return [Candidate("said", f"{previous} > {text}", source_turn=source_turn)]
-        >>> turns = [Turn(0, (HumanMessage("hi"), AIMessage("hello"))), Turn(1, (HumanMessage("bye"),))]
-        >>> [(f.content, f.source_turn) for f in Echo().extract(turns)]
-        [(' > hi', 0), ('hi > bye', 1)]
-    """  # noqa: E501
-
-    calls = 0  # never calls a model
-
-    def __init__(self) -> None:
-        self._previous = ""
-
-    def extract_text(
-        self,
-        text: str,
-        *,
-        source_turn: int | None = None,
-        previous: str = "",
-        said_at: datetime | None = None,
-    ) -> list[Candidate]:
-        """Facts stated in one user message (``previous``: the message before it)."""
-        raise NotImplementedError
-
-    def extract(self, turns: Sequence[Turn]) -> list[Candidate]:
-        """Facts from the user messages of ``turns``, in order."""
-        facts: list[Candidate] = []
-        for turn in turns:
-            for message in turn.messages:
-                if isinstance(message, HumanMessage):
-                    text = message_text(message)
-                    facts.extend(
-                        self.extract_text(
-                            text,
-                            source_turn=turn.index,
-                            previous=self._previous,
-                            said_at=turn.created_at,
-                        )
-                    )
-                    self._previous = text
-        return facts
-
-
-class RuleBasedExtractor(MessageExtractor):
+class RuleBasedExtractor:
     """Extract first-person facts without an LLM (English and Chinese).
 
     The patterns live in :mod:`langchain_tiered_memory.write.rules` (health
@@ -131,6 +81,11 @@ class RuleBasedExtractor(MessageExtractor):
         >>> [(f.subject, f.content) for f in ex.extract_text("My dog is called Rex.")]
         [('pet:dog', 'dog is called Rex')]
     """
+
+    calls = 0  # never calls a model
+
+    def __init__(self) -> None:
+        self._previous = ""
 
     def extract_text(
         self,
@@ -160,6 +115,24 @@ class RuleBasedExtractor(MessageExtractor):
                     valid_until=held.valid_until if held else None,
                 )
             )
+        return facts
+
+    def extract(self, turns: Sequence[Turn]) -> list[Candidate]:
+        """Facts from the user messages of ``turns``, each read with the one before it."""
+        facts: list[Candidate] = []
+        for turn in turns:
+            for message in turn.messages:
+                if isinstance(message, HumanMessage):
+                    text = message_text(message)
+                    facts.extend(
+                        self.extract_text(
+                            text,
+                            source_turn=turn.index,
+                            previous=self._previous,
+                            said_at=turn.created_at,
+                        )
+                    )
+                    self._previous = text
         return facts
 
 

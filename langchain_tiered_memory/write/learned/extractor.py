@@ -35,7 +35,6 @@ from datetime import datetime
 from langchain_tiered_memory.tiers.core import CoreFact
 from langchain_tiered_memory.write.extraction import (
     ExtractedFact,
-    MessageExtractor,
     RuleBasedExtractor,
 )
 from langchain_tiered_memory.write.fact_rules import find_facts
@@ -59,8 +58,9 @@ def clause_subject(clause: str) -> str:
     return "said:" + hashlib.sha1(clause.strip().lower().encode("utf-8")).hexdigest()[:6]
 
 
-class LearnedExtractor(MessageExtractor):
-    """The offline extractor with learned coverage and supersession (issue 31).
+class LearnedExtractor(RuleBasedExtractor):
+    """The offline extractor with learned coverage and supersession (issue 31): the
+    rule extractor, with the clauses no rule covered and links to the current facts.
 
     Args:
         models: The fitted models (default: :func:`.models.shared_models`, loaded
@@ -94,7 +94,6 @@ class LearnedExtractor(MessageExtractor):
         if not 0 <= unsure_threshold <= link_threshold <= 1:
             raise ValueError("need 0 <= unsure_threshold <= link_threshold <= 1")
         self._models = models
-        self.rules = RuleBasedExtractor()
         self.fact_threshold = fact_threshold
         self.possible_threshold = possible_threshold
         self.link_threshold = link_threshold
@@ -122,7 +121,7 @@ class LearnedExtractor(MessageExtractor):
         With ``said_at``, each fact carries the time its clause names
         (:func:`~langchain_tiered_memory.write.fact_time.fact_time`).
         """
-        found = self.rules.extract_text(
+        found = super().extract_text(
             text, source_turn=source_turn, previous=previous, said_at=said_at
         )
         # a rule that read a request as a plan ("Plan a date night") is dropped
