@@ -37,11 +37,13 @@ from __future__ import annotations
 
 import logging
 import re
+import time
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from importlib import resources
 from typing import Any, Literal
 
+from langchain_core.exceptions import OutputParserException
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage
 from pydantic import BaseModel, Field
@@ -248,9 +250,12 @@ class ModelExtractor:
         max_facts: Current facts shown at most (the most important first).
 
     Attributes:
-        calls: Model calls made.
+        calls: Model calls made (those that failed included).
         input_tokens: Prompt tokens sent (the provider's count where it reports one).
         output_tokens: Answer tokens received (likewise).
+        parse_failures: Calls whose answer was no valid structured output (the
+            batch stays pending and is tried again).
+        seconds: Wall time spent in model calls.
 
     Raises:
         ValueError: for a user prompt without ``{facts}`` or ``{turns}``.
@@ -289,6 +294,8 @@ class ModelExtractor:
         self.calls = 0
         self.input_tokens = 0
         self.output_tokens = 0
+        self.parse_failures = 0
+        self.seconds = 0.0
 
     def supports_structured_output(self) -> bool:
         """Whether the model can give structured output at all (fake and echo models
@@ -351,27 +358,70 @@ class ModelExtractor:
     # -- calling the model -------------------------------------------------------------
 
     def _account(self, result: Any, messages: Sequence[BaseMessage], counter: TokenCounter) -> Any:
-        """The parsed answer; counts the call's tokens (the provider's, else counted)."""
-        self.calls += 1
+        """The parsed answer; counts the call's tokens (the provider's, else counted).
+
+        Raises:
+            ValueError: for an answer that is no valid structured output (counted in
+                :attr:`parse_failures`).
+        """
         raw: Any = None
+        parsing_error: Any = None
         if isinstance(result, dict) and "parsed" in result:
-            raw = result.get("raw")
-            if result.get("parsing_error") is not None:
-                raise ValueError(f"malformed extraction answer: {result['parsing_error']}")
-            result = result["parsed"]
+            raw, parsing_error, result = (
+                result.get("raw"),
+                result.get("parsing_error"),
+                result["parsed"],
+            )
         usage = getattr(raw, "usage_metadata", None) if isinstance(raw, AIMessage) else None
         if usage:
             self.input_tokens += int(usage.get("input_tokens", 0))
             self.output_tokens += int(usage.get("output_tokens", 0))
         else:
             self.input_tokens += counter.count_messages(messages)
-            text = result.model_dump_json() if isinstance(result, BaseModel) else str(result)
+            if isinstance(result, BaseModel):
+                text = result.model_dump_json()
+            else:
+                text = message_text(raw) if isinstance(raw, AIMessage) else str(result or "")
             self.output_tokens += counter.count_text(text)
-        if isinstance(result, dict):
-            result = Decisions.model_validate(result)
-        if not isinstance(result, Decisions):
-            raise ValueError(f"malformed extraction answer: {type(result).__name__}")
+        try:
+            if parsing_error is not None:
+                raise ValueError(f"malformed extraction answer: {parsing_error}")
+            if isinstance(result, dict):
+                result = Decisions.model_validate(result)
+            if not isinstance(result, Decisions):
+                raise ValueError(f"malformed extraction answer: {type(result).__name__}")
+        except ValueError:  # pydantic's ValidationError is one too
+            self.parse_failures += 1
+            raise
         return result
+
+    def _call(self, messages: list[BaseMessage], counter: TokenCounter) -> Any:
+        """One counted, timed model call; the parsed answer."""
+        self.calls += 1
+        started = time.perf_counter()
+        try:
+            result = self._runnable().invoke(messages)
+        except OutputParserException:
+            self.parse_failures += 1
+            self.input_tokens += counter.count_messages(messages)
+            raise
+        finally:
+            self.seconds += time.perf_counter() - started
+        return self._account(result, messages, counter)
+
+    async def _acall(self, messages: list[BaseMessage], counter: TokenCounter) -> Any:
+        """Async twin of :meth:`_call`."""
+        self.calls += 1
+        started = time.perf_counter()
+        try:
+            result = await self._runnable().ainvoke(messages)
+        except OutputParserException:
+            self.parse_failures += 1
+            self.input_tokens += counter.count_messages(messages)
+            raise
+        finally:
+            self.seconds += time.perf_counter() - started
+        return self._account(result, messages, counter)
 
     def _runnable(self) -> Any:
         try:
@@ -392,7 +442,7 @@ class ModelExtractor:
         messages, covered, aliases = self.prompt(
             turns, facts, counter=counter, max_input_tokens=max_input_tokens
         )
-        answer = self._account(self._runnable().invoke(messages), messages, counter)
+        answer = self._call(messages, counter)
         return BatchAnswer(covered, tuple(answer.decisions), aliases)
 
     async def adecide(
@@ -407,7 +457,7 @@ class ModelExtractor:
         messages, covered, aliases = self.prompt(
             turns, facts, counter=counter, max_input_tokens=max_input_tokens
         )
-        answer = self._account(await self._runnable().ainvoke(messages), messages, counter)
+        answer = await self._acall(messages, counter)
         return BatchAnswer(covered, tuple(answer.decisions), aliases)
 
 
