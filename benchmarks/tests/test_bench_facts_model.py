@@ -62,6 +62,7 @@ def test_the_model_path_reports_its_cost_per_100_turns() -> None:
     assert cost["turns"] == 12  # per item: the statement, 4 filler turns, the question
     totals = cost["totals"]
     assert (totals["model_calls"], totals["parse_failures"]) == (2, 1)
+    assert totals["model_decisions"] == 1
     assert (totals["prompt_tokens"], totals["completion_tokens"]) == (1000, 80)  # the provider's
     assert extractor.seconds > 0  # the calls are timed
     assert totals["model_seconds"] == round(extractor.seconds, 2) <= totals["wall_seconds"]

@@ -339,6 +339,7 @@ COST_COUNTERS = {
     "prompt_tokens": "input_tokens",
     "completion_tokens": "output_tokens",
     "parse_failures": "parse_failures",
+    "model_decisions": "decisions",
     "model_seconds": "seconds",
 }
 
@@ -351,12 +352,14 @@ def extraction_cost(
     Sums the counters of the distinct ``extractors`` (an extractor without them -
     the rules - counts nothing): model calls, prompt and completion tokens (the
     provider's counts, else the bench's token counter), parse failures (answers
-    that were no valid structured output) and the seconds spent in model calls;
-    ``wall_seconds`` is the whole replay's time.
+    that were no valid structured output), the decisions answered other than
+    ``nothing`` and the seconds spent in model calls; ``wall_seconds`` is the whole
+    replay's time.
 
     Example:
         >>> class Used:
         ...     calls, input_tokens, output_tokens, parse_failures, seconds = 3, 900, 60, 1, 1.5
+        ...     decisions = 2
         >>> cost = extraction_cost([Used(), Used()], turns=200, wall_seconds=10.0)
         >>> cost["per_100_turns"]["model_calls"], cost["per_100_turns"]["wall_seconds"]
         (3.0, 5.0)

@@ -61,6 +61,7 @@ from langchain_tiered_memory.text import strip_quoted
 from langchain_tiered_memory.values.facts import CoreFact, FactCategory
 from langchain_tiered_memory.values.turns import Turn, message_text
 from langchain_tiered_memory.write.attributes import AttributeSchema
+from langchain_tiered_memory.write.fact_time import clause_time
 from langchain_tiered_memory.write.forget import detect_forget
 from langchain_tiered_memory.write.importance import rate_importance
 
@@ -270,7 +271,9 @@ class ModelExtractor:
         input_tokens: Prompt tokens sent (the provider's count where it reports one).
         output_tokens: Answer tokens received (likewise).
         parse_failures: Calls whose answer was no valid structured output (the
-            batch stays pending and is tried again).
+            rules extract that batch instead).
+        decisions: Decisions answered other than ``nothing`` (before any is
+            dropped as ungrounded).
         seconds: Wall time spent in model calls.
 
     Raises:
@@ -311,6 +314,7 @@ class ModelExtractor:
         self.input_tokens = 0
         self.output_tokens = 0
         self.parse_failures = 0
+        self.decisions = 0
         self.seconds = 0.0
 
     def supports_structured_output(self) -> bool:
@@ -426,6 +430,7 @@ class ModelExtractor:
         except MalformedAnswer:
             self.parse_failures += 1
             raise
+        self.decisions += sum(d.action != "nothing" for d in result.decisions)
         return result
 
     def _call(self, messages: list[BaseMessage], counter: TokenCounter) -> Any:
@@ -597,7 +602,11 @@ def plan_changes(
     "home_city" or "location" files under one attribute, so a new value supersedes the
     current one whichever extractor wrote it. An ``update`` whose fact id names no fact
     of the prompt is filed by its subject (and dropped without one); a fact of the prompt
-    stored under another name of the same single-valued attribute is ended.
+    stored under another name of the same single-valued attribute is ended. A fact gets
+    the time it holds (``valid_from``, ``valid_until``) from the clause of the user's turn
+    that states it, read as the rules read it
+    (:func:`~langchain_tiered_memory.write.fact_time.clause_time`): "moved to Porto last
+    month", "my flight is tomorrow".
 
     Example:
         >>> turn = Turn(4, (HumanMessage("We moved to Porto!"),))
@@ -656,6 +665,8 @@ def plan_changes(
             continue
         importance = rate_importance(content, category=d.category)
         if d.stated and d.confidence >= min_confidence:
+            # when it holds: read, as the rules read it, from the user's clause that says it
+            held = clause_time(said[d.source_turn], content, at[d.source_turn])
             fact = CoreFact.new(
                 subject,
                 content,
@@ -668,6 +679,8 @@ def plan_changes(
                 importance=importance,
                 created_at=at[d.source_turn],
                 source_thread=thread_id,
+                valid_from=held.valid_from if held else None,
+                valid_until=held.valid_until if held else None,
             )
             changes.append(
                 FactChange(fact=fact, reason=f"superseded by turn {d.source_turn}", audit=audit)
