@@ -172,9 +172,9 @@ ExtractorOption = Annotated[
     str,
     typer.Option(
         "--extractor",
-        help="Who writes the facts: 'auto' (the chat model, batched off the turn, when it "
-        "gives structured output; else the rules), 'rules' or 'learned' (offline, no model "
-        "call).",
+        help="Who writes the facts: 'model' (the chat model, batched off the turn, when it "
+        "gives structured output; else the rules), 'auto' (the same, but the rules for the "
+        "tiny 'local' model), 'rules' or 'learned' (offline, no model call).",
     ),
 ]
 StoreUrl = Annotated[
@@ -224,7 +224,7 @@ def chat(
     except ImportError as exc:
         console.print(f"[red]{escape(str(exc))}[/]\nFalling back to --model none.")
         chat_model = None
-    writes = extractor_for_model(extractor, chat_model)
+    writes = extractor_for_model(extractor, chat_model, model)
     with MemoryStore(location, embeddings=embeddings) as memory_store:
         memory = memory_store.memory(user, thread, context_window=context_window, extractor=writes)
         session = ChatSession(memory, model=chat_model)

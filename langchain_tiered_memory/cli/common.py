@@ -107,8 +107,8 @@ def require_module(module: str, option: str, extra: str) -> None:
         )
 
 
-#: What ``--extractor`` of ``chat`` and ``mcp`` takes.
-EXTRACTOR_CHOICES = ("auto", "rules", "learned")
+#: What ``--extractor`` of ``chat`` takes.
+EXTRACTOR_CHOICES = ("auto", "model", "rules", "learned")
 
 
 def extractor_choice(choice: str) -> str:
@@ -129,14 +129,18 @@ def extractor_choice(choice: str) -> str:
     return wanted
 
 
-def extractor_for_model(choice: str, model: Any) -> Any:
-    """The ``extractor=`` a command's memory gets for ``--extractor CHOICE`` and its model.
+def extractor_for_model(choice: str, model: Any, spec: str = "") -> Any:
+    """The ``extractor=`` a command's memory gets for ``--extractor CHOICE`` and its model
+    (``spec``: what ``--model`` said).
 
-    ``"auto"``: the model extractor on ``model`` (a
+    ``"model"``: the model extractor on ``model`` (a
     :class:`~langchain_tiered_memory.write.model_extractor.ModelExtractor`, batched
     off the add) when it is a chat model that gives structured output, else the
     rules (``model`` ``None``, or the echo model, which only repeats its prompt).
-    ``"rules"`` and ``"learned"``: those offline extractors, whatever the model.
+    ``"auto"``: the same, except for the offline SmolLM2 (``--model local``): at
+    135M parameters it writes no fact the rules would not (benchmarks/README.md,
+    "facts"), so the rules write. ``"rules"`` and ``"learned"``: those offline
+    extractors, whatever the model.
 
     Raises:
         typer.BadParameter: for another choice.
@@ -145,9 +149,13 @@ def extractor_for_model(choice: str, model: Any) -> Any:
         >>> extractor_for_model("auto", None), extractor_for_model("learned", None)
         ('rules', 'learned')
     """
+    from langchain_tiered_memory.models import LOCAL
+
     wanted = extractor_choice(choice)
-    if wanted != "auto":
+    if wanted in ("rules", "learned"):
         return wanted
+    if wanted == "auto" and spec.strip().lower() == LOCAL:
+        return "rules"
     from langchain_tiered_memory.write.model_extractor import model_extractor_for
 
     return (model_extractor_for(model) if model is not None else None) or "rules"

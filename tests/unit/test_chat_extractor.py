@@ -76,6 +76,25 @@ def test_extractor_rules_or_learned_opts_out_of_the_model(
     assert "allergic to peanuts" in result.said and "left-handed" not in result.said
 
 
+def test_the_default_local_model_answers_and_the_rules_write(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    model = ScriptedExtractionModel(script=[[LEFT]])  # stands in for SmolLM2
+    result = chat(
+        tmp_path, monkeypatch, model, "--model", "local", lines=f"{PEANUTS}\n/core\n/quit\n"
+    )
+    assert result.exit_code == 0, result.output
+    assert "facts written by the rules" in result.said and model.calls == 0
+    assert "allergic to peanuts" in result.said
+    (tmp_path / "forced").mkdir()
+    forced = chat(
+        tmp_path / "forced", monkeypatch, model, "--model", "local", "--extractor", "model",
+        lines=f"{LEFT_HANDED}\n/core\n/quit\n",
+    )  # fmt: skip
+    assert "facts written by the model" in forced.said and model.calls == 1
+    assert "handedness: is left-handed" in forced.said
+
+
 def test_the_echo_model_keeps_the_rules(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     result = chat(tmp_path, monkeypatch, EchoChatModel(), lines=f"{PEANUTS}\n/core\n/quit\n")
     assert result.exit_code == 0, result.output
@@ -94,14 +113,18 @@ def test_a_bad_extractor_is_refused_before_the_model_is_loaded(
         app, ["chat", "--data-dir", str(tmp_path / "mem"), "--extractor", "llm"], input="/quit\n"
     )
     assert result.exit_code == USER_ERROR_EXIT
-    assert "use one of auto, rules, learned, got 'llm'" in " ".join(result.output.split())
+    assert "use one of auto, model, rules, learned, got 'llm'" in " ".join(result.output.split())
     assert not (tmp_path / "mem").exists()  # nothing was opened
 
 
 def test_extractor_for_model() -> None:
     scripted = ScriptedExtractionModel()
-    chosen = extractor_for_model("auto", scripted)
-    assert isinstance(chosen, ModelExtractor) and chosen.model is scripted
+    for choice in ("auto", "model"):
+        chosen = extractor_for_model(choice, scripted, "openai:gpt-4o-mini")
+        assert isinstance(chosen, ModelExtractor) and chosen.model is scripted
+    # the tiny offline model writes no fact (benchmarks/README.md): auto keeps the rules
+    assert extractor_for_model("auto", scripted, "local") == "rules"
+    assert isinstance(extractor_for_model("model", scripted, "local"), ModelExtractor)
     assert extractor_for_model("auto", EchoChatModel()) == "rules"
     assert extractor_for_model("auto", None) == "rules"
     assert extractor_for_model("Rules", scripted) == "rules"
