@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import re
 
-__all__ = ["clean_clause", "is_request", "split_clauses"]
+__all__ = ["clean_clause", "is_request", "sentences", "split_clauses"]
 
 # Sentence ends (a question mark ends a question, which is dropped); a full stop
 # inside a token ("jo.hart@mail.com", "3.4kg") is not one.
@@ -98,3 +98,15 @@ def split_clauses(text: str, *, max_clauses: int = 12) -> list[str]:
         if len(out) >= max_clauses:
             break
     return out
+
+
+def sentences(text: str) -> list[str]:
+    """Every part of a message the clauses come from, cleaned, questions and requests
+    included: where a rule's fact is looked for, to be read by the classifier.
+
+    Example:
+        >>> sentences("Story idea: a cat named Bosun. thoughts?")
+        ['Story idea: a cat named Bosun', 'thoughts?']
+    """
+    parts = (clean_clause(part.strip()) for part in _SENTENCE.split(text[:4000]))
+    return [part for part in parts if part]
