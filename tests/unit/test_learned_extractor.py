@@ -225,9 +225,7 @@ def test_an_unsure_second_link_beside_a_sure_one_is_moved_out_too() -> None:
 
 
 def test_facts_of_one_message_never_replace_each_other() -> None:
-    models = ScriptedModels(
-        {"started running": 0.95, "34": 0.9}, {("started running", "34"): 0.99}
-    )
+    models = ScriptedModels({"started running": 0.95, "34": 0.9}, {("started running", "34"): 0.99})
     writer = MemoryWriter(CoreMemory(), extractor=LearnedExtractor(models))
     writer.extract([_turn(0, "I'm 34. Just started running")])
     assert "34" in " ".join(f.content for f in writer.core.active())
@@ -284,3 +282,12 @@ def test_a_sure_link_to_a_subject_naming_the_old_value_moves_the_old_fact_out() 
     assert "iPhone" in current and "pixel" not in current.lower()
     old = core.history("about:use pixel phone")[0]
     assert old.status == "archived" and old.reason is not None and old.reason.startswith("earlier")
+
+
+def test_a_clause_a_contrast_takes_back_is_scored_with_it() -> None:
+    models = ScriptedModels({"decided against": 0.05, "switch to a vegan diet": 0.99}, {})
+    ex = LearnedExtractor(models)
+    facts = ex.extract_text("I was going to switch to a vegan diet, but I've decided against it.")
+    assert not any("vegan" in f.content for f in facts)
+    kept = ex.extract_text("I was going to switch to a vegan diet. Anyway.")
+    assert any("vegan" in f.content for f in kept)

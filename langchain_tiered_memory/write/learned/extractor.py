@@ -46,7 +46,12 @@ from langchain_tiered_memory.write.extraction import (
 from langchain_tiered_memory.write.fact_rules import find_facts
 from langchain_tiered_memory.write.fact_time import fact_time
 from langchain_tiered_memory.write.importance import rate_importance
-from langchain_tiered_memory.write.learned.clauses import is_request, sentences, split_clauses
+from langchain_tiered_memory.write.learned.clauses import (
+    is_request,
+    read_with_contrast,
+    sentences,
+    split_clauses,
+)
 from langchain_tiered_memory.write.learned.cues import is_ending
 from langchain_tiered_memory.write.learned.models import LearnedModels, shared_models
 
@@ -158,7 +163,13 @@ class LearnedExtractor(RuleBasedExtractor):
         # a rule that read a request as a plan ("Plan a date night") is dropped
         facts = self._vetoed([f for f in found if not is_request(f.content)], text)
         clauses = [c for c in split_clauses(text) if not find_facts(c)]
-        for clause, p in zip(clauses, self.models.about_user(clauses), strict=True):
+        # a clause a contrast takes back ("..., but I decided against it") is
+        # scored with it too, and the lower score kept
+        contexts = [read_with_contrast(c, text) for c in clauses]
+        wider = sorted({x for c, x in zip(clauses, contexts, strict=True) if x != c})
+        scored = dict(zip(clauses + wider, self.models.about_user(clauses + wider), strict=True))
+        probabilities = [min(scored[c], scored[x]) for c, x in zip(clauses, contexts, strict=True)]
+        for clause, p in zip(clauses, probabilities, strict=True):
             if p < self.possible_threshold:
                 continue
             sure = p >= self.fact_threshold
