@@ -261,7 +261,7 @@ def test_a_kept_clause_carries_the_time_it_names() -> None:
 
 def test_a_rule_fact_from_a_sentence_surely_not_about_the_user_is_dropped() -> None:
     models = ScriptedModels({"Plot idea": 0.02, "I'm allergic": 0.97}, {})
-    ex = LearnedExtractor(models)
+    ex = LearnedExtractor(models, rule_veto=0.1)
     story = ex.extract_text("Plot idea: a retired ferryman adopts a cat named Bosun. thoughts?")
     assert not any("Bosun" in f.content for f in story)
     mine = ex.extract_text("Plot idea: a retired ferryman. I'm allergic to peanuts.")
