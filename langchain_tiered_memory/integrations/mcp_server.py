@@ -3,7 +3,7 @@
 Agents outside LangChain - desktop assistants, coding agents, other
 frameworks - reach the memory through MCP; LangChain agents can too, with
 ``langchain-mcp-adapters``. :func:`build_mcp_server` makes a server (the
-official ``mcp`` SDK's ``FastMCP``, ``pip install 'langchain-tiered-memory[mcp]'``)
+official ``mcp`` SDK's ``FastMCP``: the ``mcp`` extra, ``pip install -e '.[mcp]'`` in a checkout)
 over a :class:`~langchain_tiered_memory.store.MemoryStore`, with these tools:
 
 * ``remember(text, expires_in_days=None)`` - keep a note in the user's archive;
@@ -58,6 +58,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from langchain_tiered_memory.budget.context import quote_recalled
+from langchain_tiered_memory.extras import install_hint
 from langchain_tiered_memory.ids import check_id
 from langchain_tiered_memory.integrations.forgetting import forget_named
 from langchain_tiered_memory.integrations.tools import (
@@ -443,9 +444,7 @@ def build_mcp_server(
         from mcp.server.fastmcp import Context, FastMCP
         from pydantic import AnyHttpUrl
     except ImportError as exc:
-        raise ImportError(
-            "the MCP server needs the mcp package: pip install 'langchain-tiered-memory[mcp]'"
-        ) from exc
+        raise ImportError(f"the MCP server needs the mcp package: {install_hint('mcp')}") from exc
     if (user_id is None) == (not tokens):
         raise ValueError(
             "name whose memory the server serves: user_id=... (one user), or tokens=... "
