@@ -31,12 +31,12 @@ import time
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timezone
-from typing import Any, cast
+from typing import Any
 
 import numpy as np
 from langchain_core.embeddings import Embeddings
 
-from langchain_tiered_memory.records import MemoryRecord, RecordKind
+from langchain_tiered_memory.records import MemoryRecord
 from langchain_tiered_memory.storage.base import EmbeddingCache, RecordFilter, check_user
 from langchain_tiered_memory.storage.codec import (
     embeddings_id,
@@ -687,15 +687,7 @@ class PostgresRecordStore(RecordReads):
         return live_hits((found[rid], score) for rid, score in best.items() if rid in found)
 
     def keyword_search(
-        self,
-        query: str,
-        *,
-        user_id: str,
-        thread_id: str | None = None,
-        kinds: Iterable[RecordKind] | RecordKind | None = None,
-        since: datetime | None = None,
-        until: datetime | None = None,
-        n: int = 50,
+        self, query: str, where: RecordFilter | str, *, n: int = 50
     ) -> list[tuple[MemoryRecord, float]]:
         """Keyword search over a user's records; ``(record, BM25 score)``, best first.
 
@@ -708,12 +700,12 @@ class PostgresRecordStore(RecordReads):
         each term's newest :attr:`keyword_term_cap` matches, a record
         scoring the sum of the IDFs of the terms it contains.
         """
-        flt = RecordFilter(user_id, thread_id, cast(Any, kinds), since, until)
+        flt = RecordFilter.of(where)
         terms = query_terms(query)
         if not terms or n <= 0:
             return []
         parts = [term_sql(t) for t in terms]
-        size = self.user_size(user_id)
+        size = self.user_size(flt.user_id)
         if size > self.keyword_exact_limit:
             return self._bounded_keyword_search(parts, flt, size, n)
         sql, params = _bm25_sql(parts, flt, size, int(n))
@@ -759,15 +751,7 @@ class PostgresRecordStore(RecordReads):
         return out[:n]
 
     def dense_search(
-        self,
-        query: Any,
-        *,
-        user_id: str,
-        thread_id: str | None = None,
-        kinds: Iterable[RecordKind] | RecordKind | None = None,
-        since: datetime | None = None,
-        until: datetime | None = None,
-        n: int = 50,
+        self, query: Any, where: RecordFilter | str, *, n: int = 50
     ) -> list[tuple[MemoryRecord, float]]:
         """Vector search over a user's records; ``(record, cosine)``, best first.
 
@@ -776,7 +760,7 @@ class PostgresRecordStore(RecordReads):
         user has an HNSW index of their own (see :mod:`.ann`) and the search
         is by user only. An archive without embeddings finds nothing.
         """
-        flt = RecordFilter(user_id, thread_id, cast(Any, kinds), since, until)
+        flt = RecordFilter.of(where)
         if n <= 0:
             return []
         if isinstance(query, str):
@@ -785,9 +769,9 @@ class PostgresRecordStore(RecordReads):
             vector = self.embed_query(query)
         else:
             vector = query_unit_vector(query, self.dim, self._dim_error)
-        dim = self.ann.dimension(user_id) if flt.user_only else None
+        dim = self.ann.dimension(flt.user_id) if flt.user_only else None
         if dim is not None and dim == vector.size:
-            statement, ef = self.ann.search_sql(user_id, dim, _COLS, n)
+            statement, ef = self.ann.search_sql(flt.user_id, dim, _COLS, n)
             if ef <= SESSION_EF_SEARCH:  # set on every connection: one statement
                 rows = self._db.retrying(
                     "a dense search",
@@ -798,18 +782,18 @@ class PostgresRecordStore(RecordReads):
                     tx.conn.execute(f"SET LOCAL hnsw.ef_search = {int(ef)}")
                     rows = tx.conn.execute(statement, (vector, vector)).fetchall()
         else:
-            where, params = flt.sql("v")
-            if len(user_id.encode("utf-8", "surrogatepass")) <= 512:
-                where += " AND octet_length(v.user_id) <= 512"  # the covering index's rows
+            cond, params = flt.sql("v")
+            if len(flt.user_id.encode("utf-8", "surrogatepass")) <= 512:
+                cond += " AND octet_length(v.user_id) <= 512"  # the covering index's rows
             rows = self._db.query(
                 "WITH top AS (SELECT v.rid, v.embedding <#> ? AS distance FROM records v WHERE "
-                f"{where} AND v.embedding IS NOT NULL ORDER BY distance LIMIT ?) "
+                f"{cond} AND v.embedding IS NOT NULL ORDER BY distance LIMIT ?) "
                 f"SELECT {_COLS}, top.distance FROM top JOIN records r ON r.rid = top.rid "
                 "ORDER BY top.distance, r.rid",
                 [vector, *params, int(n)],
             )
             if flt.user_only and self.embeddings is not None:
-                self._maybe_index(user_id, vector.size)
+                self._maybe_index(flt.user_id, vector.size)
         return live_hits((self._hydrate(row), -float(row[12])) for row in rows)
 
     def _maybe_index(self, user_id: str, dim: int) -> None:

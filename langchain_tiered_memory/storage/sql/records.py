@@ -17,12 +17,12 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import replace
 from datetime import datetime, timezone
-from typing import Any, TypeVar, cast
+from typing import Any, TypeVar
 
 import numpy as np
 
 from langchain_tiered_memory.expiry import is_expired
-from langchain_tiered_memory.records import MemoryRecord, RecordKind
+from langchain_tiered_memory.records import MemoryRecord
 from langchain_tiered_memory.storage.base import RecordFilter, check_user
 from langchain_tiered_memory.storage.codec import from_micros, record_to_dict
 from langchain_tiered_memory.storage.sql import Tx
@@ -207,17 +207,9 @@ class RecordReads:
                 found[row[1]] = self._hydrate(row)
         return live_records(found[i] for i in ids if i in found)
 
-    def records(
-        self,
-        user_id: str,
-        *,
-        thread_id: str | None = None,
-        kinds: Iterable[RecordKind] | RecordKind | None = None,
-        since: datetime | None = None,
-        until: datetime | None = None,
-    ) -> list[MemoryRecord]:
-        """A user's records, oldest first (optionally of one thread, some kinds, a window)."""
-        flt = RecordFilter(user_id, thread_id, cast(Any, kinds), since, until)
+    def records(self, where: RecordFilter | str) -> list[MemoryRecord]:
+        """The records ``where`` admits (a user id: all of theirs), oldest first."""
+        flt = RecordFilter.of(where)
         where, params = flt.sql("r")
         rows = self._db.query(
             f"SELECT {self._record_columns} FROM records r WHERE {where} "

@@ -36,12 +36,12 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any, TypeVar, cast
+from typing import Any, TypeVar
 
 import numpy as np
 from langchain_core.embeddings import Embeddings
 
-from langchain_tiered_memory.records import MemoryRecord, RecordKind, turn_record
+from langchain_tiered_memory.records import MemoryRecord, turn_record
 from langchain_tiered_memory.storage.base import EmbeddingCache, RecordFilter, check_user
 from langchain_tiered_memory.storage.codec import embeddings_id as codec_embeddings_id
 from langchain_tiered_memory.storage.codec import (
@@ -866,15 +866,7 @@ class BaseSQLiteArchive(RecordReads):
     # ---- reading
 
     def keyword_search(
-        self,
-        query: str,
-        *,
-        user_id: str,
-        thread_id: str | None = None,
-        kinds: Iterable[RecordKind] | RecordKind | None = None,
-        since: datetime | None = None,
-        until: datetime | None = None,
-        n: int = 50,
+        self, query: str, where: RecordFilter | str, *, n: int = 50
     ) -> list[tuple[MemoryRecord, float]]:
         """BM25 keyword search over a user's records; ``(record, score)``, best first.
 
@@ -899,15 +891,15 @@ class BaseSQLiteArchive(RecordReads):
         and weighs little anyway. Term frequency and record length are
         ignored there.
         """
-        flt = RecordFilter(user_id, thread_id, cast(Any, kinds), since, until)
+        flt = RecordFilter.of(where)
         terms = fts_terms(query)
         if not terms or n <= 0:
             return []
-        if not self.keywords.ready(user_id):
+        if not self.keywords.ready(flt.user_id):
             return []  # nobody in this shard has records yet
-        if self._user_size(user_id) > self.keyword_exact_limit:
+        if self._user_size(flt.user_id) > self.keyword_exact_limit:
             rids, scores = self.keywords.bounded(
-                user_id, terms, total=self._user_size(user_id), cap=self.keyword_term_cap
+                flt.user_id, terms, total=self._user_size(flt.user_id), cap=self.keyword_term_cap
             )
             found: list[tuple[MemoryRecord, float]] = []
             step = int(n) if flt.user_only else int(n) * max(1, self.overfetch)
@@ -920,7 +912,7 @@ class BaseSQLiteArchive(RecordReads):
             return found[:n]
         limit = int(n) if flt.user_only else int(n) * max(1, self.overfetch)
         while True:
-            hits = self.keywords.ranked(user_id, terms, limit=limit)
+            hits = self.keywords.ranked(flt.user_id, terms, limit=limit)
             found = self._resolve(hits, flt)
             if len(found) >= n or len(hits) < limit:
                 return found[:n]
@@ -966,15 +958,7 @@ class BaseSQLiteArchive(RecordReads):
         return live_hits((found[rid], score) for rid, score in best.items() if rid in found)
 
     def dense_search(
-        self,
-        query: str | Sequence[float] | np.ndarray,
-        *,
-        user_id: str,
-        thread_id: str | None = None,
-        kinds: Iterable[RecordKind] | RecordKind | None = None,
-        since: datetime | None = None,
-        until: datetime | None = None,
-        n: int = 50,
+        self, query: str | Sequence[float] | np.ndarray, where: RecordFilter | str, *, n: int = 50
     ) -> list[tuple[MemoryRecord, float]]:
         """Vector search over a user's records; ``(record, score)``, best first.
 
@@ -990,7 +974,7 @@ class BaseSQLiteArchive(RecordReads):
         re-checked against the records in SQL, so another user's record can
         never come back.
         """
-        flt = RecordFilter(user_id, thread_id, cast(Any, kinds), since, until)
+        flt = RecordFilter.of(where)
         if n <= 0:
             return []
         if isinstance(query, str):
@@ -1152,15 +1136,15 @@ class SQLiteArchive(BaseSQLiteArchive):
         ...     MemoryRecord.new(user_id="bob", kind="fact", text="Bob is allergic to cats",
         ...                      id="f2"),
         ... ])
-        >>> [(r.id, s > 0) for r, s in archive.keyword_search("allergic", user_id="ana")]
+        >>> [(r.id, s > 0) for r, s in archive.keyword_search("allergic", "ana")]
         [('f1', True)]
-        >>> [r.id for r, _ in archive.dense_search("Bob is allergic to cats", user_id="bob", n=1)]
+        >>> [r.id for r, _ in archive.dense_search("Bob is allergic to cats", "bob", n=1)]
         ['f2']
         >>> from langchain_core.messages import HumanMessage
         >>> hook = archive.hook("bob", "t1")  # the buffer's archive hook
         >>> hook([Turn(0, (HumanMessage("I adopted a cat"),))])
         >>> hook([Turn(0, (HumanMessage("I adopted a cat"),))])  # a retry stores nothing twice
-        >>> [(r.id, r.kind, r.text) for r in archive.records("bob", kinds=["turn"])]
+        >>> [(r.id, r.kind, r.text) for r in archive.records(RecordFilter("bob", kinds="turn"))]
         [('bob:t1:turn:0', 'turn', 'user: I adopted a cat')]
         >>> [e.kind for e in archive.audit.events("bob")]
         ['write', 'page_out']
@@ -1170,7 +1154,7 @@ class SQLiteArchive(BaseSQLiteArchive):
         (1, 2)
         >>> archive.close()
         >>> with SQLiteArchive(path, embeddings=DeterministicFakeEmbedding(size=32)) as again:
-        ...     [r.text for r in again.records("bob", kinds="fact")]
+        ...     [r.text for r in again.records(RecordFilter("bob", kinds="fact"))]
         ['Bob is allergic to cats']
         >>> tmp.cleanup()
     """
@@ -1247,7 +1231,7 @@ class SQLiteArchive(BaseSQLiteArchive):
             ...                    embeddings=DeterministicFakeEmbedding(size=8)) as archive:
             ...     archive.add([MemoryRecord.new(user_id="ana", kind="fact", text="tea", id="f1")])
             ...     v = archive.embed_query("tea")
-            ...     [(r.id, round(s, 3)) for r, s in archive.dense_search(v, user_id="ana")]
+            ...     [(r.id, round(s, 3)) for r, s in archive.dense_search(v, "ana")]
             [('f1', 1.0)]
             >>> tmp.cleanup()
         """
