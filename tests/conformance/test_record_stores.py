@@ -162,9 +162,8 @@ def test_a_prepared_id_taken_by_another_user_meanwhile_writes_nothing(
 ) -> None:
     prepared = store.prepare([rec("ana", "ana likes tea", "x1"), rec("ana", "ana naps", "x2")])
     store.add([rec("bob", "bob took the id", "x2")])
-    with pytest.raises(ValueError, match="another user"):
-        with backend.db.write() as tx:
-            store.write_prepared(tx, prepared)
+    with pytest.raises(ValueError, match="another user"), backend.db.write() as tx:
+        store.write_prepared(tx, prepared)
     assert store.records("ana") == []
     with pytest.raises(ValueError, match="another user"):
         store.prepare([rec("ana", "mine now?", "x2")])

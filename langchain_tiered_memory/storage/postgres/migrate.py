@@ -42,7 +42,7 @@ import numpy as np
 
 from langchain_tiered_memory.storage.postgres.db import postgres_sql, redact_url
 from langchain_tiered_memory.storage.postgres.keywords import document_text
-from langchain_tiered_memory.storage.postgres.records import record_insert_sql, stored_vector
+from langchain_tiered_memory.storage.postgres.rows import record_insert_sql, stored_vector
 from langchain_tiered_memory.storage.postgres.schema import COVERED_MAX_DIM, vector_index_sql
 
 __all__ = ["MigrationReport", "migrate_directory"]
