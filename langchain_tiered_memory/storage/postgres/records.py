@@ -36,7 +36,7 @@ from langchain_core.embeddings import Embeddings
 
 from langchain_tiered_memory.records import MemoryRecord
 from langchain_tiered_memory.storage.base import RecordFilter, check_user
-from langchain_tiered_memory.storage.codec import embeddings_id, encode_record, to_micros
+from langchain_tiered_memory.storage.codec import embeddings_id, encode_record
 from langchain_tiered_memory.storage.postgres.ann import (
     INDEX_BUILD_LOCK,
     SESSION_EF_SEARCH,
@@ -77,6 +77,7 @@ from langchain_tiered_memory.storage.sql.records import (
     live_hits,
     query_unit_vector,
     same_embedder,
+    settable_values,
     wrong_embedder,
 )
 
@@ -291,22 +292,13 @@ class PostgresRecordStore(SQLRecordStore[Inserted]):
             changed = row[0] != record.text
             if changed and vector is None and self.embeddings is not None:
                 vector = self._unit_vectors(self.embeddings.embed_documents([record.text]), 1)[0]
-            params: list[Any] = [
-                record.thread_id,
-                record.kind,
-                to_micros(record.created_at),
-                to_micros(record.last_accessed_at) if record.last_accessed_at else None,
-                float(record.importance),
-                sources,
-                metadata,
-                to_micros(record.expires_at) if record.expires_at else None,
-            ]
+            values = settable_values(record, sources, metadata)
+            params: list[Any] = list(values.values())
             words = document_text(record.text)
             small = small_tsv_sql(f"to_tsvector('{TS_CONFIG}', ?)", "?::text", "?::text", "?::text")
             sets = (
-                "thread_id=?, kind=?, created_at=?, last_accessed_at=?, importance=?, "
-                f"sources=?, metadata=?, expires_at=?, text=?, tsv=to_tsvector('{TS_CONFIG}', ?), "
-                f"tsv_small={small}"
+                f"{', '.join(f'{c}=?' for c in values)}, text=?, "
+                f"tsv=to_tsvector('{TS_CONFIG}', ?), tsv_small={small}"
             )
             params += [record.text, words, words, record.user_id, record.thread_id, record.kind]
             if changed:

@@ -19,10 +19,11 @@ from typing import Any
 import numpy as np
 
 from langchain_tiered_memory.records import MemoryRecord
-from langchain_tiered_memory.storage.codec import from_micros, to_micros
+from langchain_tiered_memory.storage.codec import from_micros
 from langchain_tiered_memory.storage.postgres.db import postgres_sql
 from langchain_tiered_memory.storage.postgres.keywords import document_text
 from langchain_tiered_memory.storage.postgres.schema import TS_CONFIG, small_tsv_sql
+from langchain_tiered_memory.storage.sql.records import record_values
 
 __all__ = [
     "CHUNK",
@@ -96,21 +97,7 @@ def insert_params(
 ) -> tuple[Any, ...]:
     """The parameters of :data:`INSERT` (and :data:`UPSERT`) for one record; a NUL in a
     text becomes U+FFFD (Postgres text cannot hold one)."""
-    row = (
-        record.id,
-        record.user_id,
-        record.thread_id,
-        record.kind,
-        record.text,
-        to_micros(record.created_at),
-        to_micros(record.last_accessed_at) if record.last_accessed_at else None,
-        float(record.importance),
-        sources,
-        metadata,
-        to_micros(record.expires_at) if record.expires_at else None,
-        vector,
-        document_text(record.text),
-    )
+    row = (*record_values(record, sources, metadata).values(), vector, document_text(record.text))
     return tuple(
         v.replace("\x00", "\ufffd") if isinstance(v, str) and "\x00" in v else v for v in row
     )

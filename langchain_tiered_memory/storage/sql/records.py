@@ -52,7 +52,9 @@ __all__ = [
     "live_hits",
     "live_records",
     "query_unit_vector",
+    "record_values",
     "same_embedder",
+    "settable_values",
     "wrong_embedder",
 ]
 
@@ -158,6 +160,39 @@ def audit_added(
                 kinds[r.kind] = kinds.get(r.kind, 0) + 1
             payload = {"op": "add", "ids": [r.id for r in group], "kinds": kinds}
             audit.insert(tx, "write", user_id=user_id, thread_id=thread_id, payload=payload)
+
+
+def record_values(record: MemoryRecord, sources: str, metadata: str) -> dict[str, Any]:
+    """A record's values by column of the ``records`` table, in its order (``sources`` and
+    ``metadata`` its JSON from :func:`~..codec.encode_record`): what both stores insert.
+    All but ``id``, ``user_id`` and ``text`` are what an update in place sets.
+
+    Example:
+        >>> r = MemoryRecord.new(user_id="ana", kind="fact", text="tea", id="r1")
+        >>> list(record_values(r, "[]", "{}"))[:6]
+        ['id', 'user_id', 'thread_id', 'kind', 'text', 'created_at']
+    """
+    return {
+        "id": record.id,
+        "user_id": record.user_id,
+        "thread_id": record.thread_id,
+        "kind": record.kind,
+        "text": record.text,
+        "created_at": to_micros(record.created_at),
+        "last_accessed_at": to_micros(record.last_accessed_at) if record.last_accessed_at else None,
+        "importance": float(record.importance),
+        "sources": sources,
+        "metadata": metadata,
+        "expires_at": to_micros(record.expires_at) if record.expires_at else None,
+    }
+
+
+def settable_values(record: MemoryRecord, sources: str, metadata: str) -> dict[str, Any]:
+    """:func:`record_values` an update in place sets (all but the id, user and text)."""
+    values = record_values(record, sources, metadata)
+    for key in ("id", "user_id", "text"):
+        del values[key]
+    return values
 
 
 def query_unit_vector(

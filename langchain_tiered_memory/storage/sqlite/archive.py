@@ -43,7 +43,6 @@ from langchain_tiered_memory.storage.base import RecordFilter, check_user
 from langchain_tiered_memory.storage.codec import embeddings_id as codec_embeddings_id
 from langchain_tiered_memory.storage.codec import (
     encode_record,
-    to_micros,
 )
 from langchain_tiered_memory.storage.faiss.index import FaissIndex
 from langchain_tiered_memory.storage.fts import fts_terms
@@ -55,6 +54,8 @@ from langchain_tiered_memory.storage.sql.records import (
     SQLRecordStore,
     check_owners,
     query_unit_vector,
+    record_values,
+    settable_values,
 )
 from langchain_tiered_memory.storage.sqlite.db import SQLiteDatabase, SQLiteTx
 from langchain_tiered_memory.storage.sqlite.keywords import KeywordShards
@@ -250,24 +251,11 @@ class BaseSQLiteArchive(SQLRecordStore[VectorEntry]):
         metadata: str,
         vector: np.ndarray | None,
     ) -> int:
+        values = record_values(record, sources, metadata)
+        values["vector"] = vector.tobytes() if vector is not None else None
         rid = conn.insert(
-            "INSERT INTO records (id, user_id, thread_id, kind, text, created_at, "
-            "last_accessed_at, importance, sources, metadata, vector, expires_at) VALUES "
-            "(?,?,?,?,?,?,?,?,?,?,?,?)",
-            (
-                record.id,
-                record.user_id,
-                record.thread_id,
-                record.kind,
-                record.text,
-                to_micros(record.created_at),
-                to_micros(record.last_accessed_at) if record.last_accessed_at else None,
-                float(record.importance),
-                sources,
-                metadata,
-                vector.tobytes() if vector is not None else None,
-                to_micros(record.expires_at) if record.expires_at else None,
-            ),
+            f"INSERT INTO records ({', '.join(values)}) VALUES ({marks(len(values))})",
+            list(values.values()),
         )
         self.keywords.add(conn, rid, record.text, record.user_id)
         if self.index.needs_outbox:
@@ -405,21 +393,10 @@ class BaseSQLiteArchive(SQLRecordStore[VectorEntry]):
                     rid = self._insert(conn, record, sources, metadata, vector)
                 else:
                     rid = int(row[0])
+                    sets = settable_values(record, sources, metadata)
                     conn.execute(
-                        "UPDATE records SET thread_id=?, kind=?, created_at=?, "
-                        "last_accessed_at=?, importance=?, sources=?, metadata=?, expires_at=? "
-                        "WHERE rid=?",
-                        (
-                            record.thread_id,
-                            record.kind,
-                            to_micros(record.created_at),
-                            to_micros(record.last_accessed_at) if record.last_accessed_at else None,
-                            float(record.importance),
-                            sources,
-                            metadata,
-                            to_micros(record.expires_at) if record.expires_at else None,
-                            rid,
-                        ),
+                        f"UPDATE records SET {', '.join(f'{c}=?' for c in sets)} WHERE rid=?",
+                        [*sets.values(), rid],
                     )
                 self.audit.insert(
                     conn,
