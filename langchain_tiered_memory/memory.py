@@ -267,11 +267,12 @@ class TieredMemory:
         self._copy = ThreadWindow(self.counter)
         #: The model extractor, batched off the add's thread (``None``: ``writer.extractor``
         #: runs inside the add - the rules, or an :class:`Extractor` given).
-        self.model_extractor: ModelExtractor | None = model_extractor_for(extractor, model)
+        self.model_extractor: ModelExtractor | None = None
+        by_model = model_extractor_for(extractor, model)
         core = CoreMemory(store=self.backend, user_id=self.user_id, thread_id=self.thread_id)
         self.writer = MemoryWriter(
             core,
-            extractor=None if self.model_extractor else extractor_from(extractor),
+            extractor=None if by_model else extractor_from(extractor),
             batch_turns=extract_every,
             attributes=attributes,
         )
@@ -279,6 +280,8 @@ class TieredMemory:
         self._extraction = ExtractionScheduler(
             self, lock=self._lock, refresh=self._refresh, moved=self._moved
         )
+        if by_model is not None:
+            self.use_model_extractor(by_model)
         self._refresh()
         if system_prompt:
             self.system_prompt = system_prompt
@@ -662,6 +665,30 @@ class TieredMemory:
         self.last_forget = report
         self._refresh()
         return report
+
+    def use_model_extractor(self, extractor: ModelExtractor | None) -> bool:
+        """Let ``extractor`` write this view's facts from now on, in batches off the add's
+        thread (``None``: the writer's extractor - the rules - in each add).
+
+        For an integration that learns the application's chat model after the memory
+        was opened (the ``create_agent`` middleware). Turns already extracted stay as
+        they are; pending ones go to the new extractor. An extractor whose
+        instructions alone do not fit the memory's input budget is not taken (the
+        rules keep running, with a log line).
+
+        Returns:
+            Whether ``extractor`` now extracts (always True for ``None``).
+        """
+        if extractor is not None and extractor.overhead(self.counter) >= self.budget.input_budget:
+            logger.info(
+                "the extraction prompt of %s does not fit %d input tokens: the fact rules run",
+                type(extractor.model).__name__,
+                self.budget.input_budget,
+            )
+            return False
+        with self._lock:
+            self.model_extractor = extractor
+        return True
 
     def flush_extraction(self, timeout: float | None = None) -> bool:
         """Extract every pending turn now and wait for it (with a model extractor; the

@@ -13,9 +13,11 @@ message (recalled records, core facts) is cut off, and so are quoted, pasted
 and forwarded passages (:func:`~langchain_tiered_memory.text.strip_quoted`,
 fenced code, ``>`` lines); assistant and tool messages are never shown. So
 recalled text is never extracted again, and a friend's bio never becomes the
-user's facts. The prompt fits ``max_input_tokens`` counted with the memory's
-counter: the oldest turns of the batch that fit go in, the rest wait for the
-next call. The prompts are text files in ``write/prompts/``.
+user's facts. A call - the prompt and the answer's schema - fits
+``max_input_tokens`` counted with the memory's counter: the oldest turns of
+the batch that fit go in, whole, the rest wait for the next call; a turn too
+long for any call is left to the caller (the memory runs the rules on it). The
+prompts are text files in ``write/prompts/``.
 
 A model's decision acts only where it can be checked: ``update`` and ``end``
 must name a fact that was in the prompt, every decision must cite a turn of
@@ -35,6 +37,7 @@ Example:
 
 from __future__ import annotations
 
+import json
 import logging
 import re
 from collections.abc import Iterable, Sequence
@@ -42,11 +45,12 @@ from dataclasses import dataclass, field
 from importlib import resources
 from typing import Any, Literal
 
+from langchain_core.exceptions import OutputParserException
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage
-from pydantic import BaseModel, Field
+from langchain_core.utils.function_calling import convert_to_openai_tool
+from pydantic import BaseModel, Field, ValidationError
 
-from langchain_tiered_memory.budget.clipping import clip_text
 from langchain_tiered_memory.budget.markup import split_turn_memory
 from langchain_tiered_memory.budget.tokens import TokenCounter
 from langchain_tiered_memory.models import ECHO, require_chat_model
@@ -64,6 +68,7 @@ logger = logging.getLogger(__name__)
 __all__ = [
     "BatchAnswer",
     "Decision",
+    "MalformedAnswer",
     "ModelExtractor",
     "extractable_text",
     "grounded",
@@ -110,6 +115,18 @@ class Decisions(BaseModel):
     """The model's whole answer for a batch."""
 
     decisions: list[Decision] = Field(default_factory=list)
+
+
+class MalformedAnswer(ValueError):
+    """The model answered an extraction call, but not with the schema.
+
+    Attributes:
+        turns: The turns the call covered (empty where not known yet).
+    """
+
+    def __init__(self, message: str, turns: Sequence[Turn] = ()) -> None:
+        super().__init__(message)
+        self.turns = tuple(turns)
 
 
 @dataclass(frozen=True)
@@ -301,6 +318,17 @@ class ModelExtractor:
 
     # -- the prompt ------------------------------------------------------------------
 
+    def schema_tokens(self, counter: TokenCounter) -> int:
+        """Tokens the answer's schema adds to every call (sent as a tool or a response
+        format, counted as the OpenAI tool JSON)."""
+        return counter.count_text(json.dumps(convert_to_openai_tool(Decisions)))
+
+    def overhead(self, counter: TokenCounter) -> int:
+        """Tokens of a call without facts or turns: the instructions, the data message's
+        frame and the answer's schema. A budget no larger than this fits no turn."""
+        frame = [SystemMessage(self.system_prompt), HumanMessage(_fill(self.user_prompt))]
+        return counter.count_messages(frame) + self.schema_tokens(counter)
+
     def prompt(
         self,
         turns: Sequence[Turn],
@@ -311,42 +339,45 @@ class ModelExtractor:
     ) -> tuple[list[BaseMessage], tuple[Turn, ...], dict[str, CoreFact]]:
         """The messages for one call, the turns they cover and the fact ids.
 
-        The oldest turns of ``turns`` that fit ``max_input_tokens`` go in (at
-        least one, clipped if it alone is too long); the current facts get at
-        most half the budget, most important first.
-
-        Raises:
-            ValueError: when not even the instructions fit.
+        The call - these messages plus the answer's schema
+        (:meth:`schema_tokens`), counted with ``counter`` - fits
+        ``max_input_tokens``: the oldest turns of ``turns`` that fit go in,
+        whole; the current facts, most important first, get at most half of
+        the room and never the room the oldest turn needs. When not even the
+        oldest turn fits (with no facts), nothing is covered: ``([], (), {})``
+        (the caller extracts that turn another way).
         """
-        system = SystemMessage(self.system_prompt)
-        fixed = counter.count_messages([system, HumanMessage(_fill(self.user_prompt))])
-        room = max_input_tokens - fixed
-        if room <= 0:
-            raise ValueError(
-                f"The extraction prompt ({fixed} tokens) does not fit {max_input_tokens} "
-                "input tokens: give the memory a larger window."
-            )
+        ordered = sorted(turns, key=lambda t: t.index)
+        schema = self.schema_tokens(counter)
+        room = max_input_tokens - self.overhead(counter)
+        if room <= 0 or not ordered:
+            return [], (), {}
+        lines = [_render_turn(t) for t in ordered]
+        first = counter.count_text(lines[0])
+        if first > room:
+            return [], (), {}
         ranked = sorted(facts, key=lambda f: (-f.importance, f.created_at))[: self.max_facts]
         shown: list[CoreFact] = []
-        for fact in ranked:  # the facts take at most half of what is left
-            if counter.count_text(_render_facts([*shown, fact])[0]) > room // 2:
+        for fact in ranked:  # at most half the room, and never the oldest turn's
+            if counter.count_text(_render_facts([*shown, fact])[0]) > min(room // 2, room - first):
                 break
             shown.append(fact)
-        facts_text, aliases = _render_facts(shown)
-        room -= counter.count_text(facts_text)
-        lines: list[str] = []
-        covered: list[Turn] = []
-        for turn in sorted(turns, key=lambda t: t.index):
-            line = _render_turn(turn)
-            need = counter.count_text("\n".join([*lines, line]))
-            if need > room:
-                if covered:
-                    break  # this turn and the newer ones wait for the next call
-                line = clip_text(line, max(room - 8, 1), counter, note="the rest of the turn")
-            lines.append(line)
-            covered.append(turn)
-        data = _fill(self.user_prompt, facts=facts_text, turns="\n".join(lines))
-        return [system, HumanMessage(data)], tuple(covered), aliases
+        left = room - counter.count_text(_render_facts(shown)[0])
+        count = 1
+        while count < len(lines) and counter.count_text("\n".join(lines[: count + 1])) <= left:
+            count += 1  # this turn fits; the newer ones wait for the next call if not
+        while True:  # the pieces were counted apart: check the whole call, and trim
+            facts_text, aliases = _render_facts(shown)
+            data = _fill(self.user_prompt, facts=facts_text, turns="\n".join(lines[:count]))
+            messages: list[BaseMessage] = [SystemMessage(self.system_prompt), HumanMessage(data)]
+            if counter.count_messages(messages) + schema <= max_input_tokens:
+                return messages, tuple(ordered[:count]), aliases
+            if count > 1:
+                count -= 1
+            elif shown:
+                shown.pop()
+            else:
+                return [], (), {}
 
     # -- calling the model -------------------------------------------------------------
 
@@ -357,7 +388,7 @@ class ModelExtractor:
         if isinstance(result, dict) and "parsed" in result:
             raw = result.get("raw")
             if result.get("parsing_error") is not None:
-                raise ValueError(f"malformed extraction answer: {result['parsing_error']}")
+                raise MalformedAnswer(f"malformed extraction answer: {result['parsing_error']}")
             result = result["parsed"]
         usage = getattr(raw, "usage_metadata", None) if isinstance(raw, AIMessage) else None
         if usage:
@@ -368,9 +399,12 @@ class ModelExtractor:
             text = result.model_dump_json() if isinstance(result, BaseModel) else str(result)
             self.output_tokens += counter.count_text(text)
         if isinstance(result, dict):
-            result = Decisions.model_validate(result)
+            try:
+                result = Decisions.model_validate(result)
+            except ValidationError as exc:
+                raise MalformedAnswer(f"malformed extraction answer: {exc}") from exc
         if not isinstance(result, Decisions):
-            raise ValueError(f"malformed extraction answer: {type(result).__name__}")
+            raise MalformedAnswer(f"malformed extraction answer: {type(result).__name__}")
         return result
 
     def _runnable(self) -> Any:
@@ -386,13 +420,26 @@ class ModelExtractor:
         *,
         counter: TokenCounter,
         max_input_tokens: int,
-    ) -> BatchAnswer:
-        """One model call on the oldest turns of ``turns`` that fit. Raises whatever the
-        model raises (the caller keeps the batch pending and retries)."""
+    ) -> BatchAnswer | None:
+        """One model call on the oldest turns of ``turns`` that fit (:meth:`prompt`);
+        ``None``, with no call, when not even the oldest turn fits.
+
+        Raises:
+            MalformedAnswer: the model answered, but not with the schema (the caller
+                extracts those turns another way: asking again would cost another call
+                and most likely get the same answer).
+            Exception: whatever the model raises (the caller keeps the batch pending
+                and retries).
+        """
         messages, covered, aliases = self.prompt(
             turns, facts, counter=counter, max_input_tokens=max_input_tokens
         )
-        answer = self._account(self._runnable().invoke(messages), messages, counter)
+        if not covered:
+            return None
+        try:
+            answer = self._account(self._runnable().invoke(messages), messages, counter)
+        except (OutputParserException, MalformedAnswer) as exc:
+            raise MalformedAnswer(str(exc), covered) from exc
         return BatchAnswer(covered, tuple(answer.decisions), aliases)
 
     async def adecide(
@@ -402,12 +449,17 @@ class ModelExtractor:
         *,
         counter: TokenCounter,
         max_input_tokens: int,
-    ) -> BatchAnswer:
+    ) -> BatchAnswer | None:
         """Async twin of :meth:`decide`."""
         messages, covered, aliases = self.prompt(
             turns, facts, counter=counter, max_input_tokens=max_input_tokens
         )
-        answer = self._account(await self._runnable().ainvoke(messages), messages, counter)
+        if not covered:
+            return None
+        try:
+            answer = self._account(await self._runnable().ainvoke(messages), messages, counter)
+        except (OutputParserException, MalformedAnswer) as exc:
+            raise MalformedAnswer(str(exc), covered) from exc
         return BatchAnswer(covered, tuple(answer.decisions), aliases)
 
 

@@ -45,13 +45,24 @@ from langchain_tiered_memory.values.facts import FactUpdate
 from langchain_tiered_memory.values.turns import Turn
 from langchain_tiered_memory.write.background import BackgroundWorker
 from langchain_tiered_memory.write.consolidation import Reflector
-from langchain_tiered_memory.write.model_extractor import ModelExtractor, plan_changes
+from langchain_tiered_memory.write.model_extractor import (
+    MalformedAnswer,
+    ModelExtractor,
+    plan_changes,
+)
 from langchain_tiered_memory.write.policy import possible_record
 from langchain_tiered_memory.write.writer import MemoryWriter
 
 logger = logging.getLogger(__name__)
 
 __all__ = ["ExtractingView", "ExtractionScheduler"]
+
+
+def _span(turns: Sequence[Turn]) -> str:
+    indexes = sorted(t.index for t in turns)
+    if not indexes:
+        return "(none)"
+    return str(indexes[0]) if len(indexes) == 1 else f"{indexes[0]}-{indexes[-1]}"
 
 
 class ExtractingView(Protocol):
@@ -171,11 +182,16 @@ class ExtractionScheduler:
 
         The model is called outside the view's lock. A batch another view committed
         first is dropped and the rest re-read; a model or storage failure leaves the
-        batch due for the next run (nothing of it was written).
+        batch due for the next run (nothing of it was written). The rules extract,
+        in order, a turn too long for any call within the input budget (all the
+        pending turns when not even the instructions fit) and the turns of a call
+        the model answered out of schema; the watermark then moves past them as
+        the rules path moves it, so no turn is skipped or extracted twice.
         """
         view = self.view
         extractor = view.model_extractor
-        assert extractor is not None
+        if extractor is None:  # the view went back to the rules: its next add extracts
+            return
         flush = False
         for _ in range(1000):  # every due batch; the bound only guards against a loop
             with self.lock:
@@ -187,12 +203,30 @@ class ExtractionScheduler:
                 pending.update({t.index: t for t in state.turns if t.index > through})
                 turns = [pending[i] for i in sorted(pending)]
                 facts = view.core.active()
+                budget = view.budget.input_budget
             if not turns or (not flush and len(turns) < view.extract_every):
                 return
             try:
-                answer = extractor.decide(
-                    turns, facts, counter=view.counter, max_input_tokens=view.budget.input_budget
-                )
+                try:
+                    answer = extractor.decide(
+                        turns, facts, counter=view.counter, max_input_tokens=budget
+                    )
+                except MalformedAnswer as exc:  # asking again would most likely get the same
+                    logger.warning("%s: the rules extract turns %s instead", exc, _span(exc.turns))
+                    self._by_rules(exc.turns or turns[:1], head)
+                    continue
+                if answer is None:  # not even the oldest turn fits a call: the rules take it
+                    alone = extractor.overhead(view.counter) < budget
+                    by_rules = turns[:1] if alone else turns
+                    logger.info(
+                        "the extraction prompt cannot fit turn %s in %d input tokens: the "
+                        "rules extract turns %s",
+                        turns[0].index,
+                        budget,
+                        _span(by_rules),
+                    )
+                    self._by_rules(by_rules, head)
+                    continue
                 changes, possible, dropped = plan_changes(
                     answer,
                     user_id=view.user_id,
@@ -208,17 +242,47 @@ class ExtractionScheduler:
                 raise
             if dropped:
                 logger.info("model extraction: %d decisions dropped: %s", len(dropped), dropped)
-            with self.lock:
-                if done is None:  # another view committed this batch: read where it is
+            if done is None:  # another view committed this batch: read where it is
+                with self.lock:
                     self.refresh()
-                    continue
-                for index in [i for i in self.held if i <= answer.through]:
-                    del self.held[index]
-                mine = view.head
-                if mine.generation == head.generation:
-                    through = max(mine.extracted_through, answer.through)
-                    self.moved(replace(mine, extracted_through=through))
+                continue
+            self._advanced(head, answer.through)
             self.observe(done.updates, possible)
+
+    def _advanced(self, head: ThreadHead, through: int) -> None:
+        """Take a watermark this scheduler moved to ``through`` from where ``head`` saw it
+        (the view's head may have moved on since: only the watermark is taken)."""
+        view = self.view
+        with self.lock:
+            for index in [i for i in self.held if i <= through]:
+                del self.held[index]
+            mine = view.head
+            if mine.generation == head.generation:
+                self.moved(replace(mine, extracted_through=max(mine.extracted_through, through)))
+
+    def _by_rules(self, turns: Sequence[Turn], head: ThreadHead) -> None:
+        """Extract ``turns`` (the oldest pending ones) with the writer's extractor - the
+        rules - and move the watermark past them (compare-and-set from ``head``), as an
+        add does without a model: for a turn too long for any model call, or a batch the
+        model answered out of schema. Turns another view extracted meanwhile are not
+        marked twice (the rules write a fact they find again as unchanged)."""
+        view = self.view
+        result = view.writer.extract(list(turns), flush=True)
+        if not result.extracted:
+            raise RuntimeError(f"the rules could not extract turns {_span(turns)}")
+        possible = [
+            possible_record(f, user_id=view.user_id, thread_id=view.thread_id)
+            for f in result.possible
+        ]
+        if possible:
+            view.archive.add(possible)
+        self.observe(result.promoted, possible)
+        through = max(t.index for t in turns)
+        if view.backend.advance_extraction(head, through) is None:
+            with self.lock:  # another view moved the watermark: read where it is
+                self.refresh()
+            return
+        self._advanced(head, through)
 
     def flush(self, timeout: float | None = None) -> bool:
         """Extract every pending turn now and wait for it (with a model extractor);

@@ -8,6 +8,7 @@ from a list (a decision list, or an exception to raise) and records every prompt
 
 from __future__ import annotations
 
+import json
 import threading
 import time
 from collections.abc import Callable
@@ -19,18 +20,25 @@ from langchain_core.embeddings import DeterministicFakeEmbedding
 from langchain_core.language_models import GenericFakeChatModel
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
 from langchain_core.runnables import RunnableLambda
+from langchain_core.utils.function_calling import convert_to_openai_tool
 from pydantic import Field
 
 from langchain_tiered_memory import MemoryStore, TieredMemory
 from langchain_tiered_memory.budget.context import RecalledMemory
-from langchain_tiered_memory.budget.tokens import ApproximateTokenCounter
+from langchain_tiered_memory.budget.tokens import OpenAITokenCounter
 from langchain_tiered_memory.models import resolve_chat_model
 from langchain_tiered_memory.storage.errors import StorageError
 from langchain_tiered_memory.tiers.core import CoreFact
 from langchain_tiered_memory.values.turns import Turn
-from langchain_tiered_memory.write.model_extractor import ModelExtractor, extractable_text
+from langchain_tiered_memory.write.model_extractor import (
+    Decisions,
+    ModelExtractor,
+    extractable_text,
+)
 
 WINDOW = 8192
+EXACT = OpenAITokenCounter("gpt-4o-mini")
+OUT_OF_SCHEMA = object()  # a scripted answer that is not the schema
 
 
 class ScriptedModel(GenericFakeChatModel):
@@ -51,6 +59,8 @@ class ScriptedModel(GenericFakeChatModel):
             item = self.script.pop(0) if self.script else []
             if isinstance(item, BaseException):
                 raise item
+            if item is OUT_OF_SCHEMA:
+                return None  # what a tool-calling parser gives for a reply without the call
             return schema(decisions=item)
 
         return RunnableLambda(respond)
@@ -362,23 +372,106 @@ def test_recalled_text_in_a_stored_prompt_is_never_extracted_again(store: Memory
 # -- the prompt fits the budget ---------------------------------------------------------
 
 
-def test_the_prompt_fits_the_budget_and_the_rest_waits_for_the_next_call() -> None:
-    counter = ApproximateTokenCounter()
-    model = scripted([], [])
-    extractor = ModelExtractor(model)
-    turns = [Turn(i, (HumanMessage(f"turn {i}: " + "word " * 120),)) for i in range(10)]
+def sent(messages: list[BaseMessage]) -> int:
+    """What a call costs a provider: the messages plus the answer's schema as a tool."""
+    schema = json.dumps(convert_to_openai_tool(Decisions))
+    return EXACT.count_messages(messages) + EXACT.count_text(schema)
+
+
+@pytest.mark.parametrize("budget", [1000, 1200, 1739, 3000])
+def test_the_call_fits_the_budget_and_the_rest_waits_for_the_next_call(budget: int) -> None:
+    extractor = ModelExtractor(scripted([], []))
+    turns = [Turn(i, (HumanMessage(f"turn {i}: " + "word " * 90),)) for i in range(30)]
     facts = [CoreFact.new(f"k{i}", "a fact " * 20) for i in range(30)]
-    budget = 1200
     messages, covered, aliases = extractor.prompt(
-        turns, facts, counter=counter, max_input_tokens=budget
+        turns, facts, counter=EXACT, max_input_tokens=budget
     )
-    assert counter.count_messages(messages) <= budget
+    assert 0 < sent(messages) <= budget  # the schema counted too
     assert 0 < len(covered) < len(turns)
     assert [t.index for t in covered] == list(range(len(covered)))  # the oldest first
-    assert 0 < len(aliases) < len(facts)
-    answer = extractor.decide(turns, facts, counter=counter, max_input_tokens=budget)
-    assert answer.through == covered[-1].index
+    assert "[t0] turn 0: " + "word " * 89 + "word" in messages[-1].content  # whole, not clipped
+    assert len(aliases) < len(facts)
+    answer = extractor.decide(turns, facts, counter=EXACT, max_input_tokens=budget)
+    assert answer is not None and answer.through == covered[-1].index
     assert extractor.calls == 1 and extractor.input_tokens > 0
+
+
+def test_the_facts_never_take_the_room_the_oldest_turn_needs() -> None:
+    extractor = ModelExtractor(scripted())
+    budget = extractor.overhead(EXACT) + 300
+    turns = [Turn(0, (HumanMessage("I moved to Porto. " + "word " * 200),))]
+    facts = [CoreFact.new(f"k{i}", "a fact " * 20) for i in range(30)]
+    messages, covered, aliases = extractor.prompt(
+        turns, facts, counter=EXACT, max_input_tokens=budget
+    )
+    assert covered == tuple(turns) and sent(messages) <= budget
+    assert 0 < len(aliases) < 5  # fewer facts, but the turn went in whole
+
+
+def test_a_turn_too_long_for_any_call_gets_no_call() -> None:
+    model = scripted([])
+    extractor = ModelExtractor(model)
+    budget = extractor.overhead(EXACT) + 100
+    turns = [Turn(3, (HumanMessage("I live in Porto. " + "word " * 200),))]
+    assert extractor.prompt(turns, [], counter=EXACT, max_input_tokens=budget) == ([], (), {})
+    assert extractor.decide(turns, [], counter=EXACT, max_input_tokens=budget) is None
+    assert model.calls == 0
+
+
+def test_a_turn_too_long_for_any_call_is_extracted_once_by_the_rules(store: MemoryStore) -> None:
+    model = scripted(
+        [add("add", "lives in Porto", 0, "home_city")],
+        [add("add", "likes jazz", 2, "likes:jazz")],
+    )
+    memory = store.memory("ana", "t1", context_window=2048, extractor=model, extract_every=50)
+    room = memory.budget.input_budget - ModelExtractor(model).overhead(memory.counter)
+    long = "I'm allergic to peanuts. " + "Here is my essay on the history of trams. " * 90
+    assert memory.counter.count_text(long) > room  # no call can hold it
+    for text in ["I live in Porto.", long, "I like jazz a lot."]:
+        memory.add_messages(exchange(text))
+    assert memory.flush_extraction(timeout=20)
+    assert model.calls == 2
+    assert "[t0]" in model.prompt_text(0) and "[t1]" not in model.prompt_text(0)
+    assert "[t2]" in model.prompt_text(1) and "[t1]" not in model.prompt_text(1)
+    assert all(sent(p) <= memory.budget.input_budget for p in model.prompts)
+    contents = sorted((f.subject, f.content) for f in memory.core.history())
+    assert contents == [
+        ("allergy:peanuts", "allergic to peanuts"),  # by the rules
+        ("home_city", "lives in Porto"),
+        ("likes:jazz", "likes jazz"),
+    ]
+    assert memory.head.extracted_through == 2
+    assert store.backend.read_thread("ana", "t1", None).head.extracted_through == 2
+    assert len(model_events(store)) == 2
+
+
+def test_a_model_whose_instructions_do_not_fit_the_window_gets_the_rules(
+    store: MemoryStore, caplog: pytest.LogCaptureFixture
+) -> None:
+    model = scripted()
+    with caplog.at_level("INFO", logger="langchain_tiered_memory.memory"):
+        memory = store.memory("ana", "t1", context_window=1024, extractor=model)
+    assert memory.model_extractor is None
+    assert "does not fit 869 input tokens: the fact rules run" in caplog.text
+    memory.add_messages(exchange("I'm allergic to peanuts."))
+    assert memory.core.get("allergy:peanuts") is not None  # the rules ran in the add
+    assert model.calls == 0
+
+
+def test_an_answer_out_of_schema_hands_its_turns_to_the_rules(store: MemoryStore) -> None:
+    model = scripted(OUT_OF_SCHEMA, [add("add", "likes jazz", 2, "likes:jazz")])
+    memory = memory_with(store, model, every=2)
+    memory.add_messages(exchange("I live in Porto."))
+    memory.add_messages(exchange("I'm allergic to peanuts."))  # a batch: the model fails it
+    assert memory.flush_extraction(timeout=20)
+    assert model.calls == 1  # not asked again for the same batch
+    assert {f.subject for f in memory.core.active()} == {"home_city", "allergy:peanuts"}
+    assert memory.head.extracted_through == 1
+    memory.add_messages(exchange("I like jazz a lot."))
+    assert memory.flush_extraction(timeout=20)
+    assert model.calls == 2 and "[t2]" in model.prompt_text() and "[t1]" not in model.prompt_text()
+    assert memory.core.get("likes:jazz").content == "likes jazz"
+    assert memory.head.extracted_through == 2
 
 
 # -- which extractor runs ---------------------------------------------------------------
