@@ -7,5 +7,6 @@
 * :mod:`.classic` - ``ConversationSummaryBufferMemory``'s drop-in replacement;
 * :mod:`.langgraph_store` - a LangGraph ``BaseStore`` over the memory;
 * :mod:`.mcp_server` - the memory as an MCP server (``tiered-memory mcp``);
-* :mod:`.identity` and :mod:`.resolver` - whose memory a run uses.
+* :mod:`.identity` and :mod:`.resolver` - whose memory a run uses;
+* :mod:`.app_model` - the application's chat model as the memories' size and fact extractor.
 """

@@ -36,12 +36,14 @@ from collections.abc import Awaitable, Callable, Sequence
 from typing import Any
 
 from langchain.agents.middleware import AgentMiddleware, AgentState, ModelRequest, ModelResponse
+from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AIMessage, BaseMessage, SystemMessage
 from langchain_core.runnables import RunnableConfig
 from langchain_core.tools import BaseTool
 from typing_extensions import NotRequired
 
 from langchain_tiered_memory.budget.context import ContextWindow
+from langchain_tiered_memory.integrations.app_model import AppModelExtractor, memory_options_for
 from langchain_tiered_memory.integrations.langgraph import (
     check_owner,
     prune_state,
@@ -140,6 +142,18 @@ class TieredMemoryMiddleware(AgentMiddleware[TieredMemoryState, Any, Any]):
         checkpointer: The agent's checkpointer (``create_agent(checkpointer=...)``):
             forgetting a user then deletes their threads from it too.
         **memory_kwargs: Memory options (``context_window``, ``model``, ...).
+
+    The agent's chat model (the one each model call goes to) is the fact
+    extractor of the memories the middleware opens
+    (:class:`~langchain_tiered_memory.write.model_extractor.ModelExtractor`:
+    one structured-output call per ``extract_every`` turns, in the background -
+    a model call never waits for it) when it can give structured output.
+    ``extractor=`` among the memory options (``"rules"`` to opt out) is what
+    runs instead; so are the extractors of a :class:`MemoryResolver` source
+    (configure it directly). A model without structured output (LangChain's
+    fake models, the echo model) leaves the rules running, with a log line.
+    A memory keeps the first such model it met (see
+    :class:`~langchain_tiered_memory.integrations.app_model.AppModelExtractor`).
     """
 
     state_schema = TieredMemoryState
@@ -154,6 +168,9 @@ class TieredMemoryMiddleware(AgentMiddleware[TieredMemoryState, Any, Any]):
     ) -> None:
         super().__init__()
         self.resolver = _resolver(source, default_user_id, memory_kwargs)
+        # a resolver (or a callable source) was configured by the application: as it is
+        chosen = "extractor" in memory_kwargs or not isinstance(source, MemoryStore)
+        self.extractors = AppModelExtractor(chosen=chosen)
         if checkpointer is not None:
             store = self.resolver.source
             if not isinstance(store, MemoryStore):
@@ -170,6 +187,7 @@ class TieredMemoryMiddleware(AgentMiddleware[TieredMemoryState, Any, Any]):
             memory.tools_tokens = tools_tokens(request.tools, memory)
         if request.system_message is not None and not memory.system_prompt:
             memory.system_prompt = message_text(request.system_message)
+        self.extractors.hand(memory, request.model)
         return memory
 
     def _prepare(self, request: ModelRequest) -> tuple[TieredMemory, ModelRequest]:
@@ -269,6 +287,7 @@ class TieredMemoryMiddleware(AgentMiddleware[TieredMemoryState, Any, Any]):
 def create_pre_model_hook(
     source: Any,
     *,
+    model: BaseChatModel | str | None = None,
     tools: Sequence[BaseTool | dict[str, Any] | Callable[..., Any]] = (),
     default_user_id: str | None = None,
     **memory_kwargs: Any,
@@ -282,6 +301,19 @@ def create_pre_model_hook(
     Args:
         source: A :class:`~langchain_tiered_memory.store.MemoryStore` or a
             :class:`MemoryResolver`.
+        model: The agent's chat model - the one you give ``create_react_agent``
+            (a pre-model hook cannot see it otherwise). It is the fact extractor
+            (:class:`~langchain_tiered_memory.write.model_extractor.ModelExtractor`:
+            one structured-output call per ``extract_every`` turns, in the
+            background - the hook never waits for it) when it can give structured
+            output, and it sizes the memory as in
+            :func:`~langchain_tiered_memory.integrations.langgraph.build_memory_graph`
+            (its window and token counter, where it can tell them and no other
+            sizing option is given). ``extractor=`` among the memory options
+            (``"rules"`` to opt out) is what runs instead; without a model, or
+            with one without structured output, the rules run. A model name
+            (``"gpt-4o-mini"``) sizes the memory only, as the memory option
+            ``model=`` does.
         tools: The agent's tools - the same list you give ``create_react_agent``.
             ``create_react_agent`` binds their schemas to the model, so they are
             sent with every prompt; the hook counts them in the budget (a
@@ -302,6 +334,15 @@ def create_pre_model_hook(
         ['human']
         >>> store.close()
     """
+    if isinstance(model, BaseChatModel):
+        if isinstance(source, MemoryResolver):
+            raise TypeError(
+                "Given a MemoryResolver, configure it directly: model= applies only when "
+                "the resolver is built here (from a MemoryStore)."
+            )
+        memory_kwargs = memory_options_for(model, memory_kwargs)
+    elif model is not None:
+        memory_kwargs = {**memory_kwargs, "model": model}
     resolver = _resolver(source, default_user_id, memory_kwargs)
     tool_list = list(tools)
 

@@ -49,7 +49,7 @@ from langgraph.graph.message import REMOVE_ALL_MESSAGES
 from typing_extensions import NotRequired
 
 from langchain_tiered_memory.budget.context import ContextWindow, RecalledMemory
-from langchain_tiered_memory.budget.tokens import memory_model_for
+from langchain_tiered_memory.integrations.app_model import memory_options_for
 from langchain_tiered_memory.integrations.identity import IdentityError
 from langchain_tiered_memory.integrations.resolver import MemoryResolver
 from langchain_tiered_memory.memory import TieredMemory
@@ -433,7 +433,17 @@ def build_memory_graph(
             ``$TIERED_MEMORY_MODEL``. Unless you size the memory yourself
             (``context_window=``, ``budget=``, ``token_counter=`` or
             ``model=`` among the memory options), the memory takes its window
-            and token counter from this model where it can tell them.
+            and token counter from this model where it can tell them. It is
+            also the fact extractor
+            (:class:`~langchain_tiered_memory.write.model_extractor.ModelExtractor`:
+            one structured-output call per ``extract_every`` turns, in the
+            background - a run never waits for it) when it can give structured
+            output; ``extractor="rules"`` among the memory options opts out,
+            and a model without structured output (``"echo"``, LangChain's
+            fake models) leaves the rules running. A model chosen per run
+            (``None`` here) answers only: the memory of a thread outlives a
+            run, so facts are then written by the rules (or by
+            ``extractor=`` among the memory options).
         store: A :class:`~langchain_tiered_memory.store.MemoryStore`, a
             :class:`MemoryResolver`, or ``None`` for one at ``$TIERED_MEMORY_HOME``
             (a data directory, default ``.tiered-memory``, or a ``postgresql://`` URL).
@@ -466,12 +476,8 @@ def build_memory_graph(
         if store is None:
             home = os.environ.get("TIERED_MEMORY_HOME", ".tiered-memory")  # or a postgresql:// URL
             store = MemoryStore(home if is_postgres_url(home) else Path(home))
-        sized = {"model", "context_window", "budget", "token_counter"} & set(memory_kwargs)
-        if chat_model is not None and not sized:
-            sizing = memory_model_for(chat_model)
-            if sizing is not None:
-                memory_kwargs["model"] = sizing
-        resolver = MemoryResolver(store, default_user_id=default_user_id, **memory_kwargs)
+        options = memory_options_for(chat_model, memory_kwargs)
+        resolver = MemoryResolver(store, default_user_id=default_user_id, **options)
     nodes = MemoryNodes(resolver, chat_model, tools)
     builder = StateGraph(MemoryState)
     builder.add_node("load_memory", nodes.load_memory)

@@ -79,6 +79,9 @@ __all__ = [
 
 Action = Literal["add", "update", "end", "nothing"]
 
+#: The module of LangChain's fake chat models (:meth:`ModelExtractor.supports_structured_output`).
+_FAKES = "langchain_core.language_models.fake_chat_models"
+
 
 def load_prompt(name: str) -> str:
     """A prompt shipped in ``langchain_tiered_memory/write/prompts/`` (package data).
@@ -309,7 +312,16 @@ class ModelExtractor:
 
     def supports_structured_output(self) -> bool:
         """Whether the model can give structured output at all (fake and echo models
-        cannot: the memory then runs the rules)."""
+        cannot: the memory then runs the rules).
+
+        LangChain's fake chat models reply with scripted text, so they cannot, even
+        where a subclass accepts tools; a subclass that overrides
+        ``with_structured_output`` (to script the answers) can.
+        """
+        kind = type(self.model)
+        fake = any(c.__module__ == _FAKES for c in kind.__mro__)
+        if fake and kind.with_structured_output is BaseChatModel.with_structured_output:
+            return False
         try:
             self.model.with_structured_output(Decisions)
         except NotImplementedError:
