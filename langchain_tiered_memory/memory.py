@@ -57,8 +57,8 @@ from langchain_tiered_memory.ids import check_id
 from langchain_tiered_memory.recall.gate import (
     GateConfig,
     GateDecision,
-    LLMGate,
-    decide_recall,
+    GateMode,
+    gate_decision,
     gate_from,
 )
 from langchain_tiered_memory.recall.prompt import recall_for_prompt
@@ -111,9 +111,6 @@ logger = logging.getLogger(__name__)
 
 __all__ = ["ABANDONED_TOOL_RESULT", "FORGOTTEN_REQUEST", "GateMode", "TieredMemory"]
 
-#: ``"auto"`` (the gate decides), ``"always"``, ``"never"``, or an :class:`LLMGate`.
-GateMode = Literal["auto", "always", "never"] | LLMGate
-
 #: How the notice that replaces a carried-out "forget ..." request in the thread begins:
 #: the request itself names what is forgotten, so it cannot stay; the notice tells the
 #: model what was deleted, or that nothing matched
@@ -164,7 +161,7 @@ class TieredMemory:
         extract_every: Turns per model extraction call (a compression or
             :meth:`flush_extraction` extracts what is pending at once).
         gate: When to recall: ``"auto"``, ``"always"``, ``"never"`` or an
-            :class:`LLMGate`.
+            :class:`~.recall.gate.LLMGate`.
         gate_config: Signals of the heuristic gate.
         recall_k: Records recalled per turn.
         recall_min_score: The relevance floor: recall (in the prompt, and
@@ -758,14 +755,9 @@ class TieredMemory:
 
     def _decide(self, query: str) -> GateDecision:
         """The gate's decision on an already cleaned ``query``."""
-        if self.gate == "always":
-            return GateDecision(True, "recall is always on", "always")
-        if self.gate == "never":
-            return GateDecision(False, "recall is off", "off")
-        entities = self._known_entities
-        if isinstance(self.gate, LLMGate):
-            return self.gate.decide(query, entities=entities, config=self.gate_config)
-        return decide_recall(query, entities=entities, config=self.gate_config)
+        return gate_decision(
+            self.gate, query, entities=self._known_entities, config=self.gate_config
+        )
 
     def _known_entities(self, names: Sequence[str]) -> set[str]:
         known: set[str] = set()

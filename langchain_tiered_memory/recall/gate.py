@@ -45,10 +45,12 @@ __all__ = [
     "EntityLookup",
     "GateConfig",
     "GateDecision",
+    "GateMode",
     "LLMGate",
     "TermIndex",
     "candidate_entities",
     "decide_recall",
+    "gate_decision",
     "gate_from",
     "should_recall",
 ]
@@ -482,7 +484,11 @@ class LLMGate:
         return GateDecision(answer.recall, answer.reason, "llm", {}, elapsed)
 
 
-def gate_from(spec: Any) -> Literal["auto", "always", "never"] | LLMGate:
+#: ``"auto"`` (the gate decides), ``"always"``, ``"never"``, or an :class:`LLMGate`.
+GateMode = Literal["auto", "always", "never"] | LLMGate
+
+
+def gate_from(spec: Any) -> GateMode:
     """The recall gate for ``gate=``: ``"auto"``, ``"always"``, ``"never"``, an
     :class:`~langchain_tiered_memory.recall.gate.LLMGate`, or a model spec (an LLM gate).
 
@@ -508,3 +514,30 @@ def gate_from(spec: Any) -> Literal["auto", "always", "never"] | LLMGate:
         "gate must be 'auto', 'always', 'never', an LLMGate, or a chat model / "
         f"init_chat_model string for an LLM gate; got {type(spec).__name__}"
     )
+
+
+def gate_decision(
+    gate: GateMode,
+    message: str,
+    *,
+    entities: EntityLookup | None = None,
+    config: GateConfig | None = None,
+) -> GateDecision:
+    """Whether ``message`` needs recall, as ``gate`` decides (a :data:`GateMode`).
+
+    ``"always"`` and ``"never"`` decide without reading the message; an
+    :class:`LLMGate` asks its model; ``"auto"`` is :func:`decide_recall`.
+
+    Example:
+        >>> gate_decision("never", "What did I say about my sister?").recall
+        False
+        >>> gate_decision("auto", "What did I say about my sister?").recall
+        True
+    """
+    if gate == "always":
+        return GateDecision(True, "recall is always on", "always")
+    if gate == "never":
+        return GateDecision(False, "recall is off", "off")
+    if isinstance(gate, LLMGate):
+        return gate.decide(message, entities=entities, config=config)
+    return decide_recall(message, entities=entities, config=config)

@@ -1,49 +1,17 @@
 """Recall: which archived records come back for a query, and in what order.
 
-Two rankers score the same signals (:mod:`~langchain_tiered_memory.recall.signals`).
-By default :class:`Recaller` uses the learned one
+Two scorers rank one query's candidates, both reading their signals,
+computed once per candidate (:func:`~.signals.candidate_signals`). By
+default :class:`Recaller` uses the learned one
 (:mod:`~langchain_tiered_memory.recall.ranker`: a linear model over those
 signals and a few more, fitted on LoCoMo and LongMemEval dev data and
 validated across conversations); ``ranker=None`` - and the pure
-:func:`score_candidates` by default - uses the hand-set one described here,
-which is also the fallback when the packaged model cannot be read.
-
-The hand-set score is Generative Agents' (Park et al., 2023) with keyword matching
-added, because names, dates and numbers are where dense embeddings fail. Each
-signal is scaled to 0-1 over the candidates, then the signals are summed with
-:class:`RecallWeights`:
-
-* ``relevance``: the dense (cosine) similarity of the query and the record,
-  min-max scaled; a turn may borrow a share of its previous turn's similarity
-  (:func:`borrow_from_previous`), so a short reply is found by the question
-  it answers;
-* ``keyword``: the record's BM25 score for the query (FTS5 in the archive),
-  scaled by :func:`keyword_scale` so that a lone match (a name or number in a
-  single record) scores 1 rather than the 0 min-max would give it;
-* ``recency``: ``recency_decay ** hours`` since the record was last recalled
-  (or written), 0.995 per hour as in Generative Agents;
-* ``importance``: the record's 1-10 importance;
-* ``speaker``: 1 for records spoken by a person the query names (records
-  carry their speaker in ``metadata["speaker"]``) or, when records are spoken
-  by chat roles, by the role the query is about (:func:`addressed_roles`:
-  first person for the user, *"you recommended"* for the assistant);
-* ``session``: how well the record's session matches, i.e. the sum of the
-  three best relevance scores among candidates of the same
-  ``metadata["session"]`` (a session that matches well lifts its turns); a
-  record without a session counts as a session of its own, and when no
-  candidate has one the signal is off;
-* ``time``: for a query with a time expression (*"in July 2023"*, *"two
-  weeks ago"*, :mod:`~langchain_tiered_memory.recall.time_expressions`), how well
-  the record's date falls in that window, times its best scaled dense or
-  keyword score (a date narrows down among matching records).
-
-Dense and keyword scores are fused as a weighted sum of their scaled values
-(``fusion="minmax"``); reciprocal-rank fusion (``"rrf"``) and the mean of
-both (``"both"``) are there to compare. A signal that barely varies over the
-candidates (say, importance when every record has 5) contributes 0 rather
-than amplifying noise. Near-duplicates merge into their best-ranked copy
-(:func:`merge_near_duplicates`); superseded facts are left out and the turns
-that stated them rank below the fact now current
+:func:`score_candidates` by default - uses the hand-set one
+(:mod:`~langchain_tiered_memory.recall.weights`: the signals summed with
+:class:`~.weights.RecallWeights`), which is also the fallback when the
+packaged model cannot be read. Near-duplicates merge into their best-ranked
+copy (:func:`~.dedupe.merge_near_duplicates`); superseded facts are left out
+and the turns that stated them rank below the fact now current
 (:func:`rank_below_replacements`).
 
 :class:`Recaller` runs this against an archive: it embeds the query once (with
@@ -54,7 +22,7 @@ returns them.
 
 The defaults are the recipe measured best with ``tiered-memory bench
 retrieval`` on LoCoMo: each signal was added only if it lifted recall@5 /
-@10. The learned ranker (issue 20) was fitted on LoCoMo and LongMemEval dev
+@10. The learned ranker was fitted on LoCoMo and LongMemEval dev
 data and validated leave-one-conversation-out; most of its gain comes from
 weights fitted rather than set, the rest from the neighbours' scores over a
 window, the keyword score of the previous turn, and traits of the text
@@ -98,32 +66,26 @@ from langchain_tiered_memory.recall.calibration import (
     default_calibration,
     default_min_score,
 )
-from langchain_tiered_memory.recall.dedupe import (
-    dedupe_key,
-    fold_repeated_lines,
-    merge_near_duplicates,
-)
+from langchain_tiered_memory.recall.dedupe import fold_repeated_lines, merge_near_duplicates
 from langchain_tiered_memory.recall.excerpt import RECALL_EXCERPT_CHARS, excerpt
 from langchain_tiered_memory.recall.ranker import (
     FEATURES,
     LinearRanker,
-    candidate_features,
     default_ranker,
+    signal_features,
 )
 from langchain_tiered_memory.recall.signals import (
     Candidate,
-    addressed_roles,
-    borrow_from_previous,
+    Signals,
+    candidate_signals,
     holds_identifiers,
-    keyword_scale,
-    min_max,
     named_speakers,
     quoted_identifiers,
-    recency_score,
     speaker_of,
     strip_names,
 )
-from langchain_tiered_memory.recall.time_expressions import TimeWindow, query_window, time_match
+from langchain_tiered_memory.recall.time_expressions import TimeWindow
+from langchain_tiered_memory.recall.weights import Fusion, RecallWeights, hand_scores
 from langchain_tiered_memory.records import MemoryRecord, RecordKind, ScoredRecord, utcnow
 from langchain_tiered_memory.storage.base import RecordFilter
 from langchain_tiered_memory.values import RecalledMemory
@@ -137,98 +99,15 @@ __all__ = [
     "RecallArchive",
     "RecallWeights",
     "Recaller",
-    "addressed_roles",
-    "borrow_from_previous",
-    "dedupe_key",
-    "fold_repeated_lines",
-    "keyword_scale",
     "merge_candidates",
-    "merge_near_duplicates",
-    "min_max",
-    "named_speakers",
     "rank_below_replacements",
-    "recency_score",
     "score_candidates",
     "stale_turns",
-    "strip_names",
     "to_recalled_memories",
 ]
 
 #: Records returned by default: past the third to fifth memory, most are noise.
 DEFAULT_K = 5
-
-#: How the dense and keyword signals are combined.
-Fusion = Literal["minmax", "rrf", "both"]
-
-
-@dataclass(frozen=True)
-class RecallWeights:
-    """Weights of the min-max scaled signals in the recall score.
-
-    The defaults are the best generalising recipe on LoCoMo (dense and keyword
-    equally weighted, a speaker and a session signal) plus light recency and
-    importance terms, which cannot help there (every question asks about the
-    whole history) but order otherwise-equal memories in live use.
-
-    Args:
-        relevance: Dense (embedding) similarity.
-        keyword: BM25 keyword match.
-        recency: ``recency_decay ** hours`` since last access (or creation).
-        importance: The record's 1-10 importance.
-        speaker: Records spoken by the one speaker the query names.
-        session: How well the record's session matches the query.
-        time: Records written inside the window of a time expression in the
-            query (*"in July 2023"*, *"two weeks ago"*), less the further
-            outside (:mod:`~langchain_tiered_memory.recall.time_expressions`), times
-            the record's best scaled dense or keyword score (a date narrows
-            down among matching records; it lifts no unrelated one).
-        neighbour: The share (0-1) of the previous turn's dense similarity a
-            turn may borrow when that is higher than its own, so a short reply
-            ("Yes, three of them!") is found by the question it answers.
-
-    Example:
-        >>> RecallWeights().relevance, RecallWeights(recency=1.0).recency
-        (1.0, 1.0)
-        >>> RecallWeights(keyword=-1)
-        Traceback (most recent call last):
-        ...
-        ValueError: weight keyword must be >= 0, got -1
-    """
-
-    relevance: float = 1.0
-    keyword: float = 1.0
-    recency: float = 0.1
-    importance: float = 0.1
-    speaker: float = 0.5
-    session: float = 1.0
-    time: float = 2.0
-    neighbour: float = 0.3
-
-    def __post_init__(self) -> None:
-        for name in (
-            "relevance",
-            "keyword",
-            "recency",
-            "importance",
-            "speaker",
-            "session",
-            "time",
-            "neighbour",
-        ):
-            value = getattr(self, name)
-            if value < 0:
-                raise ValueError(f"weight {name} must be >= 0, got {value}")
-        if self.neighbour > 1:
-            raise ValueError(f"neighbour is a share of 0-1, got {self.neighbour}")
-
-
-def _rrf(values: Sequence[float | None], k: int) -> list[float]:
-    present = {i: v for i, v in enumerate(values) if v is not None}
-    order = sorted(present, key=lambda i: -present[i])
-    out = [0.0] * len(values)
-    for rank, i in enumerate(order):
-        out[i] = 1.0 / (k + rank + 1)
-    return out
 
 
 def score_candidates(
@@ -271,12 +150,12 @@ def score_candidates(
             ``near_duplicate``, or whose words are (95%) all in a better-ranked
             record, and summaries that open like a better-ranked one and mostly
             repeat it (running summaries carry their oldest lines forward,
-            :func:`fold_repeated_lines`).
+            :func:`~.dedupe.fold_repeated_lines`).
             The copy kept gains the others' ``sources``.
         near_duplicate: Jaccard threshold for near-duplicates (texts of four
             or more distinct words).
         session_top: The session signal sums this many best relevance scores.
-        keyword_floor: See :func:`keyword_scale` (a lone keyword match scores 1).
+        keyword_floor: See :func:`~.signals.keyword_scale` (a lone keyword match scores 1).
         time_window: The window the time signal matches records against;
             ``"auto"`` reads it from ``query`` (:func:`~.time_expressions.query_window`,
             relative to ``now``), ``None`` turns the signal off.
@@ -340,23 +219,27 @@ def score_candidates(
         ]
     if not candidates:
         return []
-    if ranker is not None:
-        scored = _learned_scores(
-            candidates, ranker, weights, now, query or "", recency_decay, time_window
-        )
-    else:
-        scored = _hand_scores(
+    if ranker is not None:  # the signals as the model was fitted on them
+        signals = candidate_signals(
             candidates,
-            weights,
-            now,
-            query,
-            recency_decay,
-            fusion,
-            rrf_k,
-            session_top,
-            keyword_floor,
-            time_window,
+            query=query or "",
+            now=now,
+            recency_decay=recency_decay,
+            time_window=time_window,
         )
+        scored = _learned_scores(signals, ranker, weights, query or "")
+    else:
+        signals = candidate_signals(
+            candidates,
+            query=query or "",
+            now=now,
+            neighbour=weights.neighbour,
+            keyword_floor=keyword_floor,
+            recency_decay=recency_decay,
+            # a time weight of 0 turns the signal off: the query is not read for a window
+            time_window=None if time_window == "auto" and not weights.time else time_window,
+        )
+        scored = hand_scores(signals, weights, fusion=fusion, rrf_k=rrf_k, session_top=session_top)
     model = _calibration_for(calibration, ranker, candidates)
     if model is not None:
         inputs = calibration_inputs(candidates, [s.score for s in scored], query or "")
@@ -407,19 +290,12 @@ def _calibration_for(
 
 
 def _learned_scores(
-    candidates: Sequence[Candidate],
-    ranker: LinearRanker,
-    weights: RecallWeights,
-    now: datetime,
-    query: str,
-    recency_decay: float,
-    time_window: TimeWindow | Literal["auto"] | None,
+    signals: Signals, ranker: LinearRanker, weights: RecallWeights, query: str
 ) -> list[ScoredRecord]:
     """Each candidate with the ranker's score plus the weighted recency and importance."""
-    features = candidate_features(candidates, query=query, now=now, time_window=time_window)
+    features = signal_features(signals, query=query)
     learned = ranker.score(features)
-    recency = min_max([recency_score(c.record, now, recency_decay) for c in candidates])
-    importance = min_max([float(c.record.importance) for c in candidates])
+    recency, importance = signals.recency, signals.importance
     total = (
         learned + weights.recency * np.array(recency) + weights.importance * np.array(importance)
     )
@@ -437,103 +313,8 @@ def _learned_scores(
             {name: float(values[i]) for name, values in shown.items()}
             | {"recency": recency[i], "importance": importance[i], "learned": float(learned[i])},
         )
-        for i, candidate in enumerate(candidates)
+        for i, candidate in enumerate(signals.candidates)
     ]
-
-
-def _hand_scores(
-    candidates: Sequence[Candidate],
-    weights: RecallWeights,
-    now: datetime,
-    query: str | None,
-    recency_decay: float,
-    fusion: Fusion,
-    rrf_k: int,
-    session_top: int,
-    keyword_floor: float,
-    time_window: TimeWindow | Literal["auto"] | None,
-) -> list[ScoredRecord]:
-    """Each candidate with the weighted sum of its scaled signals (:class:`RecallWeights`)."""
-    dense_raw = borrow_from_previous(candidates, weights.neighbour)
-    keyword_raw = [c.keyword for c in candidates]
-    dense = min_max(dense_raw)
-    keyword = keyword_scale(keyword_raw, floor=keyword_floor)
-    relevance = [
-        weights.relevance * d + weights.keyword * w for d, w in zip(dense, keyword, strict=True)
-    ]
-    if fusion in ("rrf", "both"):
-        fused = [
-            weights.relevance * d + weights.keyword * w
-            for d, w in zip(_rrf(dense_raw, rrf_k), _rrf(keyword_raw, rrf_k), strict=True)
-        ]
-        top = weights.relevance + weights.keyword
-        scaled = [top * v for v in min_max(fused, min_spread=0.0)]
-        if fusion == "both":
-            scaled = [(a + b) / 2 for a, b in zip(relevance, scaled, strict=True)]
-        relevance = scaled
-    elif fusion != "minmax":
-        raise ValueError(f"fusion must be 'minmax', 'rrf' or 'both', got {fusion!r}")
-
-    speaker = [0.0] * len(candidates)
-    by_role = False
-    if query and weights.speaker:
-        speakers = {s for c in candidates if (s := speaker_of(c.record))}
-        named = named_speakers(query, speakers)
-        if not named:
-            named = addressed_roles(query, speakers)
-            by_role = True
-        if len(named) == 1:
-            speaker = [1.0 if speaker_of(c.record) in named else 0.0 for c in candidates]
-
-    # What a session's turns add up to: relevance, plus the speaker when a person
-    # is named. A role is in every session, so it would only favour long ones.
-    base = [
-        r + (0.0 if by_role else weights.speaker * s)
-        for r, s in zip(relevance, speaker, strict=True)
-    ]
-    session = [0.0] * len(candidates)
-    if weights.session and any("session" in c.record.metadata for c in candidates):
-        groups: dict[Any, list[float]] = {}
-        for c, b in zip(candidates, base, strict=True):
-            key = c.record.metadata.get("session")
-            if key is not None:
-                groups.setdefault((c.record.thread_id, key), []).append(b)
-        totals = {g: sum(sorted(v, reverse=True)[:session_top]) for g, v in groups.items()}
-        raw_session = []
-        for c, b in zip(candidates, base, strict=True):
-            key = c.record.metadata.get("session")
-            raw_session.append(totals[(c.record.thread_id, key)] if key is not None else b)
-        session = min_max(raw_session)
-
-    recency = min_max([recency_score(c.record, now, recency_decay) for c in candidates])
-    importance = min_max([float(c.record.importance) for c in candidates])
-    window = time_window
-    if window == "auto":
-        window = query_window(query, now=now) if query and weights.time else None
-    timed = [time_match(c.record.created_at, window) for c in candidates] if window else None
-
-    scored: list[ScoredRecord] = []
-    for i, candidate in enumerate(candidates):
-        parts = {
-            "relevance": dense[i],
-            "keyword": keyword[i],
-            "speaker": speaker[i],
-            "session": session[i],
-            "recency": recency[i],
-            "importance": importance[i],
-            # a date narrows down among matching records: it lifts no unrelated one
-            "time": timed[i] * max(dense[i], keyword[i]) if timed else 0.0,
-        }
-        score = (
-            relevance[i]
-            + weights.speaker * speaker[i]
-            + weights.session * session[i]
-            + weights.recency * recency[i]
-            + weights.importance * importance[i]
-            + weights.time * parts["time"]
-        )
-        scored.append(ScoredRecord(candidate.record, score, parts))
-    return scored
 
 
 def _fact_thread(fact: MemoryRecord) -> str | None:

@@ -58,23 +58,8 @@ from typing import Any, Literal
 
 import numpy as np
 
-from langchain_tiered_memory.recall.signals import (
-    Candidate,
-    addressed_roles,
-    borrow_from_previous,
-    keyword_scale,
-    min_max,
-    named_speakers,
-    speaker_of,
-    turn_key,
-)
-from langchain_tiered_memory.recall.time_expressions import (
-    MONTH_NAMES,
-    WEEKDAYS,
-    TimeWindow,
-    query_window,
-    time_match,
-)
+from langchain_tiered_memory.recall.signals import Candidate, Signals, candidate_signals, min_max
+from langchain_tiered_memory.recall.time_expressions import MONTH_NAMES, WEEKDAYS, TimeWindow
 
 logger = logging.getLogger(__name__)
 
@@ -85,6 +70,7 @@ __all__ = [
     "RankerFileError",
     "candidate_features",
     "default_ranker",
+    "signal_features",
 ]
 
 #: The features :func:`candidate_features` computes, in column order.
@@ -124,7 +110,6 @@ RANKER_FORMAT = "langchain-tiered-memory/linear-ranker"
 # What the session signal sums (the hand-set defaults; the model weighs the result).
 _SESSION_TOP = 3
 _SPEAKER_IN_SESSION = 0.5
-_NEIGHBOUR_SHARE = 0.3
 
 _WHEN = re.compile(r"\s*(?:when|what\s+(?:date|time|year|month|day))\b", re.IGNORECASE)
 _WHERE = re.compile(r"\s*where\b", re.IGNORECASE)
@@ -185,26 +170,36 @@ def candidate_features(
         >>> dict(zip(FEATURES, x[0].tolist()))["where_proper_noun"]
         1.0
     """
+    signals = candidate_signals(candidates, query=query, now=now, time_window=time_window)
+    return signal_features(signals, query=query)
+
+
+def signal_features(signals: Signals, *, query: str) -> np.ndarray:
+    """The feature matrix of :func:`candidate_features`, from the candidates' signals (pure).
+
+    ``signals`` are those of :func:`~.signals.candidate_signals` with its
+    default ``neighbour`` and ``keyword_floor`` (what the model was fitted on).
+    """
+    candidates = signals.candidates
     n = len(candidates)
     if n == 0:
         return np.zeros((0, len(FEATURES)))
     records = [c.record for c in candidates]
     dense_raw = [c.dense for c in candidates]
     keyword_raw = [c.keyword for c in candidates]
-    dense = np.array(min_max(dense_raw))
-    keyword = np.array(keyword_scale(keyword_raw))
+    dense = np.array(signals.dense)
+    keyword = np.array(signals.keyword)
     present = np.array([v is not None for v in dense_raw])
     dense_z = np.full(n, -3.0)
     if present.any():
         values = np.array([v for v in dense_raw if v is not None])
         spread = float(values.std()) or 1.0
         dense_z[present] = np.clip((values - values.mean()) / spread, -3.0, 5.0)
-    borrowed = np.array(min_max(borrow_from_previous(candidates, _NEIGHBOUR_SHARE)))
+    borrowed = np.array(signals.borrowed)
 
-    keys = [turn_key(r) for r in records]
-    index = {key: i for i, key in enumerate(keys) if key is not None}
+    index = {key: i for i, key in enumerate(signals.turns) if key is not None}
     neighbours = np.full((n, 4), -1, dtype=np.int64)  # i-2, i-1, i+1, i+2
-    for i, key in enumerate(keys):
+    for i, key in enumerate(signals.turns):
         if key is not None:
             thread, session, turn = key
             for column, offset in enumerate((-2, -1, 1, 2)):
@@ -213,12 +208,8 @@ def candidate_features(
     padded_keyword = np.append(keyword, 0.0)
     window = np.maximum(dense, padded_dense[neighbours].max(axis=1))
 
-    speakers = {s for r in records if (s := speaker_of(r))}
-    named = named_speakers(query, speakers)
-    roles = set() if named else addressed_roles(query, speakers)
-    who = [speaker_of(r) for r in records]
-    speaker = np.array([float(len(named) == 1 and s in named) for s in who])
-    role = np.array([float(len(roles) == 1 and s in roles) for s in who])
+    speaker = np.array(signals.speaker)
+    role = np.array(signals.role)
 
     base = dense + keyword + _SPEAKER_IN_SESSION * speaker
     groups: dict[Any, list[int]] = {}
@@ -245,11 +236,7 @@ def candidate_features(
     session = np.array(min_max(session_raw.tolist()))
     session_size /= session_size.max()
 
-    if time_window == "auto":
-        time_window = query_window(query, now=now)
-    timed = np.zeros(n)
-    if time_window is not None:
-        timed = np.array([time_match(r.created_at, time_window) for r in records])
+    timed = np.zeros(n) if signals.time is None else np.array(signals.time)
 
     texts = [r.text for r in records]
     bodies = [_body(t) for t in texts]

@@ -1,13 +1,17 @@
-"""The signals recall scores a candidate by, each a small pure function.
+"""The signals recall scores a candidate by, computed once for one query's candidates.
 
 A :class:`Candidate` is an archived record with its raw dense (cosine) and
-keyword (BM25) scores. These functions scale those scores over the
-candidates of one query (:func:`min_max`, :func:`keyword_scale`), let a turn
-borrow its previous turn's similarity (:func:`borrow_from_previous`), measure
-recency (:func:`recency_score`) and find who a query is about
-(:func:`named_speakers`, :func:`addressed_roles`). Both rankers use them: the
-hand-weighted sum in :mod:`~langchain_tiered_memory.recall.hybrid` and the
-learned one in :mod:`~langchain_tiered_memory.recall.ranker`.
+keyword (BM25) scores. :func:`candidate_signals` computes every signal of
+one query's candidates once, as :class:`Signals` (one entry per candidate),
+which both scorers read: the hand-set sum in
+:mod:`~langchain_tiered_memory.recall.weights` and the learned ranker in
+:mod:`~langchain_tiered_memory.recall.ranker`. It is made of small pure
+functions: they scale those scores over the candidates (:func:`min_max`,
+:func:`keyword_scale`), let a turn borrow its previous turn's similarity
+(:func:`borrow_from_previous`), measure recency (:func:`recency_score`),
+find who a query is about (:func:`named_speakers`, :func:`addressed_roles`)
+and how a record's date falls in the query's time window
+(:func:`~.time_expressions.time_match`).
 
 Example:
     >>> min_max([2.0, 4.0, None])
@@ -20,14 +24,18 @@ import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timezone
-from typing import Any
+from typing import Any, Literal
 
+from langchain_tiered_memory.recall.time_expressions import TimeWindow, query_window, time_match
 from langchain_tiered_memory.records import MemoryRecord
 
 __all__ = [
+    "NEIGHBOUR_SHARE",
     "Candidate",
+    "Signals",
     "addressed_roles",
     "borrow_from_previous",
+    "candidate_signals",
     "holds_identifiers",
     "keyword_scale",
     "min_max",
@@ -45,6 +53,10 @@ __all__ = [
 # (For recency at 0.995/h this is about 12 minutes of age difference.)
 _MIN_SPREAD = 1e-3
 _WORD = re.compile(r"\w+", re.UNICODE)
+
+#: The share of its previous turn's dense similarity a turn may borrow (the learned
+#: ranker's features were computed with it; the hand-set weights default to it).
+NEIGHBOUR_SHARE = 0.3
 
 
 @dataclass(frozen=True)
@@ -338,4 +350,111 @@ def holds_identifiers(text: str, identifiers: Sequence[str]) -> int:
         1
         for ident in identifiers
         if re.search(rf"(?<![\w-]){re.escape(ident)}(?![\w]|-\w)", folded) is not None
+    )
+
+
+@dataclass(frozen=True)
+class Signals:
+    """Every signal of one query's candidates, computed once: one entry per candidate.
+
+    What both scorers read (:func:`candidate_signals` makes it). Each scaled
+    signal is 0-1 over the candidates.
+
+    Attributes:
+        candidates: The candidates, in order.
+        dense: The dense similarity, min-max scaled (0: not a dense hit).
+        borrowed_raw: The raw dense similarity after a turn borrowed its share
+            of the previous turn's (:func:`borrow_from_previous`).
+        borrowed: Those, min-max scaled.
+        keyword: The BM25 score, :func:`keyword_scale`'d (a lone match scores 1).
+        speakers: Who spoke each record (:func:`speaker_of`).
+        named: The speakers the query names (:func:`named_speakers`).
+        roles: The chat roles the query is about, when it names no speaker
+            (:func:`addressed_roles`).
+        speaker: 1 for a record spoken by the one speaker the query names.
+        role: 1 for a record spoken by the one chat role the query is about.
+        recency: :func:`recency_score`, min-max scaled.
+        importance: The record's importance, min-max scaled.
+        time: How the record's date falls in the query's time window
+            (:func:`~.time_expressions.time_match`; ``None``: no window).
+        turns: Each record's :func:`turn_key` (``None``: not a turn).
+    """
+
+    candidates: tuple[Candidate, ...]
+    dense: tuple[float, ...]
+    borrowed_raw: tuple[float | None, ...]
+    borrowed: tuple[float, ...]
+    keyword: tuple[float, ...]
+    speakers: tuple[str | None, ...]
+    named: frozenset[str]
+    roles: frozenset[str]
+    speaker: tuple[float, ...]
+    role: tuple[float, ...]
+    recency: tuple[float, ...]
+    importance: tuple[float, ...]
+    time: tuple[float, ...] | None
+    turns: tuple[tuple[Any, ...] | None, ...]
+
+
+def candidate_signals(
+    candidates: Sequence[Candidate],
+    *,
+    query: str,
+    now: datetime,
+    neighbour: float = NEIGHBOUR_SHARE,
+    keyword_floor: float = 0.5,
+    recency_decay: float = 0.995,
+    time_window: TimeWindow | Literal["auto"] | None = "auto",
+) -> Signals:
+    """The :class:`Signals` of one query's candidates (pure).
+
+    Args:
+        candidates: Records with raw dense and/or keyword scores.
+        query: The query text (``""``: no speaker or time signal).
+        now: The time recency and relative time expressions are measured from.
+        neighbour: The share of the previous turn's dense similarity a turn may borrow.
+        keyword_floor: See :func:`keyword_scale`.
+        recency_decay: Recency multiplier per hour since last access.
+        time_window: The window of the time signal; ``"auto"`` reads it from
+            ``query`` (:func:`~.time_expressions.query_window`), ``None``: no
+            time signal.
+
+    Example:
+        >>> now = datetime(2026, 1, 2, tzinfo=timezone.utc)
+        >>> ana = MemoryRecord.new(user_id="u", kind="turn", text="My dog is Max.",
+        ...                        metadata={"speaker": "Ana"}, created_at=now)
+        >>> ben = MemoryRecord.new(user_id="u", kind="turn", text="I like tea.",
+        ...                        metadata={"speaker": "Ben"}, created_at=now)
+        >>> s = candidate_signals([Candidate(ana, 0.6, 2.0), Candidate(ben, 0.2)],
+        ...                       query="What is Ana's dog called?", now=now)
+        >>> s.dense, s.keyword, s.speaker, s.time
+        ((1.0, 0.0), (1.0, 0.0), (1.0, 0.0), None)
+    """
+    records = [c.record for c in candidates]
+    borrowed_raw = borrow_from_previous(candidates, neighbour)
+    speakers = tuple(speaker_of(r) for r in records)
+    present = {s for s in speakers if s}
+    named = named_speakers(query, present) if query else set()
+    roles = set() if named or not query else addressed_roles(query, present)
+    if time_window == "auto":
+        time_window = query_window(query, now=now) if query else None
+    return Signals(
+        candidates=tuple(candidates),
+        dense=tuple(min_max([c.dense for c in candidates])),
+        borrowed_raw=tuple(borrowed_raw),
+        borrowed=tuple(min_max(borrowed_raw)),
+        keyword=tuple(keyword_scale([c.keyword for c in candidates], floor=keyword_floor)),
+        speakers=speakers,
+        named=frozenset(named),
+        roles=frozenset(roles),
+        speaker=tuple(float(len(named) == 1 and s in named) for s in speakers),
+        role=tuple(float(len(roles) == 1 and s in roles) for s in speakers),
+        recency=tuple(min_max([recency_score(r, now, recency_decay) for r in records])),
+        importance=tuple(min_max([float(r.importance) for r in records])),
+        time=(
+            tuple(time_match(r.created_at, time_window) for r in records)
+            if time_window is not None
+            else None
+        ),
+        turns=tuple(turn_key(r) for r in records),
     )

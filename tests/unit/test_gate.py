@@ -5,9 +5,7 @@ import json
 import pytest
 from langchain_core.language_models import GenericFakeChatModel
 from langchain_core.runnables import RunnableLambda
-from typer.testing import CliRunner
 
-from langchain_tiered_memory.cli.app import app
 from langchain_tiered_memory.recall.gate import (
     GateDecision,
     LLMGate,
@@ -17,7 +15,6 @@ from langchain_tiered_memory.recall.gate import (
     decide_recall,
     should_recall,
 )
-from tiered_memory_bench.gate import load_self_contained
 
 ARCHIVE = TermIndex(
     [
@@ -105,25 +102,6 @@ def test_llm_gate_and_its_fallback() -> None:
     gate = LLMGate(Broken(messages=iter([])))
     fallback = gate.decide("What is my sister's name?")
     assert fallback.signal == "about_user" and gate.failures == 1
-
-
-def test_shipped_self_contained_set() -> None:
-    requests = load_self_contained()
-    assert len(requests) >= 200 and len(set(requests)) == len(requests)
-
-
-def test_gate_bench_cli_on_fixtures(locomo_fixture, tmp_path) -> None:
-    out = tmp_path / "gate.json"
-    result = CliRunner().invoke(
-        app, ["bench", "gate", "--memory-questions", str(locomo_fixture), "--out", str(out)]
-    )
-    assert result.exit_code == 0, result.output
-    report = json.loads(out.read_text())
-    assert report["memory_questions"] == 5
-    assert report["memory_questions_fire_rate"] >= 0.8
-    assert report["self_contained"] >= 200
-    assert report["self_contained_fire_rate"] <= 0.2
-    assert report["mean_decision_ms"] < 5
 
 
 # --- imperative and indirect personal requests (issue 16) ------------------------------

@@ -9,23 +9,24 @@ from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from langchain_tiered_memory.budget.context import RecalledMemory
+from langchain_tiered_memory.recall.dedupe import dedupe_key, merge_near_duplicates
 from langchain_tiered_memory.recall.hybrid import (
-    Candidate,
     Recaller,
     RecallWeights,
-    borrow_from_previous,
-    dedupe_key,
-    keyword_scale,
     merge_candidates,
-    merge_near_duplicates,
-    min_max,
-    named_speakers,
     rank_below_replacements,
-    recency_score,
     score_candidates,
     stale_turns,
-    strip_names,
     to_recalled_memories,
+)
+from langchain_tiered_memory.recall.signals import (
+    Candidate,
+    borrow_from_previous,
+    keyword_scale,
+    min_max,
+    named_speakers,
+    recency_score,
+    strip_names,
 )
 from langchain_tiered_memory.records import MemoryRecord, ScoredRecord
 from langchain_tiered_memory.storage.base import RecordFilter
