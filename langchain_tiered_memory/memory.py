@@ -209,7 +209,7 @@ class TieredMemory:
         store: Store | None = None,
         user_id: str = "default",
         thread_id: str = "default",
-        extractor: Extractor | BaseChatModel | str | None = None,
+        extractor: Extractor | ModelExtractor | BaseChatModel | str | None = None,
         extract_every: int = 8,
         gate: GateMode = "auto",
         gate_config: GateConfig | None = None,

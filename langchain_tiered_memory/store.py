@@ -70,6 +70,7 @@ from langchain_tiered_memory.tiers.core import CoreFact, CoreMemory
 from langchain_tiered_memory.tiers.summarize import Summarizer
 from langchain_tiered_memory.write.attributes import AttributeSchema
 from langchain_tiered_memory.write.consolidation import Reflector
+from langchain_tiered_memory.write.model_extractor import ModelExtractor
 from langchain_tiered_memory.write.writer import Extractor
 
 logger = logging.getLogger(__name__)
@@ -236,7 +237,7 @@ class MemoryStore:
         summarizer: Summarizer | BaseChatModel | str | None = None,
         triggers: CompressionTriggers | None = None,
         on_event: Callable[[CompressionEvent], None] | None = None,
-        extractor: Extractor | BaseChatModel | str | None = None,
+        extractor: Extractor | ModelExtractor | BaseChatModel | str | None = None,
         extract_every: int = 8,
         gate: GateMode = "auto",
         gate_config: GateConfig | None = None,
@@ -268,8 +269,11 @@ class MemoryStore:
                 ``None`` (extractive).
             triggers: Compression triggers.
             on_event: Called with every compression event.
-            extractor: Fact extractor: rule-based (default), a chat model or
-                model string (batched ``LLMExtractor``) or any ``Extractor``.
+            extractor: Fact extractor, as :class:`TieredMemory` takes it: by
+                default the chat model given as ``model=`` (a ``ModelExtractor``,
+                batched off the add) when it gives structured output, else the
+                rules; ``"rules"`` or ``"learned"``; a chat model, model string or
+                ``ModelExtractor``; or any ``Extractor``.
             extract_every: Turns per LLM extraction call.
             gate: When to recall: ``"auto"``, ``"always"``, ``"never"`` or an
                 ``LLMGate``.

@@ -126,7 +126,10 @@ def _summarizer_factory(summarizer: str) -> Any:
 
 
 def _extractor_factory(extractor: str) -> Any:
-    """``None`` for 'rules', else a factory; the model is resolved (checked) now."""
+    """``None`` for 'rules', else a factory; the model is resolved (checked) now.
+
+    A model runs the per-turn ``LLMExtractor`` (the tokens and qa benches).
+    """
     if extractor.strip().lower() == "rules":
         return None
     if extractor.strip().lower() == "learned":
@@ -138,6 +141,29 @@ def _extractor_factory(extractor: str) -> Any:
 
     chat = require_chat_model(extractor, what="--extractor")
     return lambda: LLMExtractor(chat)
+
+
+def _model_extractor_factory(extractor: str) -> Any:
+    """Like :func:`_extractor_factory`, but a model runs the production path: one
+    :class:`~langchain_tiered_memory.write.model_extractor.ModelExtractor` (batched off
+    the add) shared by every item, so its counters add up over the run.
+
+    Raises:
+        ValueError: for a model that gives no structured output (the echo model).
+    """
+    if extractor.strip().lower() in ("rules", "learned"):
+        return _extractor_factory(extractor)
+    from langchain_tiered_memory.models import require_chat_model
+    from langchain_tiered_memory.write.model_extractor import model_extractor_for
+
+    chat = require_chat_model(extractor, what="--extractor")
+    shared = model_extractor_for(chat)
+    if shared is None:
+        raise ValueError(
+            f"--extractor={extractor!r}: {type(chat).__name__} gives no structured output, "
+            "so the memory would run the rules; give 'rules' for them"
+        )
+    return lambda: shared
 
 
 # options several bench commands share
@@ -569,12 +595,23 @@ def bench_facts(
     ] = 60,
     embedder: OfflineEmbedder = None,
     extractor: Extractor = "rules",
+    limit: Annotated[
+        int | None, typer.Option(help="Only the first N items (a slow model on a subset).")
+    ] = None,
     out: JsonOut = None,
 ) -> None:
-    """Do facts said in passing reach core memory and the prompt much later?"""
+    """Do facts said in passing reach core memory and the prompt much later?
+
+    With ``--extractor MODEL`` the model extractor runs (the production path) and the
+    cost is reported per 100 turns: model calls, prompt and completion tokens, wall
+    time and parse failures.
+    """
     from tiered_memory_bench.facts import METRICS, load_facts, run_facts_bench
 
-    items = load_facts(data_file(data, "a facts file (the facts_dev.json format)"))
+    if limit is not None and limit < 1:
+        raise typer.BadParameter("give a positive number of items", param_hint="--limit")
+    items = load_facts(data_file(data, "a facts file (the facts_dev.json format)"))[:limit]
+    factory = _model_extractor_factory(extractor)
     with progress_bars() as progress:
         task = progress.add_task("replaying items", total=len(items))
         result = run_facts_bench(
@@ -582,12 +619,17 @@ def bench_facts(
             embeddings=embedder,
             context_window=context_window,
             filler_turns=filler_turns,
-            extractor_factory=_extractor_factory(extractor),
+            extractor_factory=factory,
             on_item=lambda n: progress.advance(task, n),
         )
     result["data"] = str(data)
     result["extractor"] = extractor
+    result["limit"] = limit
     print_table(f"facts bench ({len(items)} items, window {context_window})", result)
+    cost = result["extraction"]
+    print_table(
+        "extraction per 100 turns", {"turns replayed": cost["turns"], **cost["per_100_turns"]}
+    )
     table = Table(title="by kind and language")
     table.add_column("group")
     table.add_column("items", justify="right")

@@ -18,6 +18,13 @@ Per item it records, case-insensitively:
 * **false fact** - a ``forbid`` string in an active core fact;
 * **gate fired** - whether the recall gate searched the archive.
 
+With a model extractor (``--extractor MODEL``: the production path, batched off
+the add) every item waits for its pending batch before the question
+(:meth:`~langchain_tiered_memory.memory.TieredMemory.flush_extraction`), and
+``extraction`` reports the cost per 100 replayed turns (:func:`extraction_cost`):
+model calls, prompt and completion tokens, the wall time of the calls and of
+the whole replay, and the calls whose answer was no valid structured output.
+
 Core and context hits are fractions of the ``fact`` and ``update`` items,
 stale-as-current of the ``update`` items, false facts of the ``non_fact``
 items, and the gate's rate of the ``fact`` and ``update`` items (each needs a
@@ -54,6 +61,7 @@ from langchain_core.messages import AIMessage, HumanMessage
 
 from langchain_tiered_memory.store import MemoryStore
 from langchain_tiered_memory.values.turns import message_text
+from langchain_tiered_memory.write.model_extractor import ModelExtractor
 from langchain_tiered_memory.write.writer import Extractor
 
 __all__ = [
@@ -61,6 +69,7 @@ __all__ = [
     "METRICS",
     "FactItem",
     "ItemResult",
+    "extraction_cost",
     "load_facts",
     "load_filler",
     "replay_item",
@@ -209,6 +218,7 @@ class ItemResult:
     statements_evicted: bool
     missing_in_core: list[str] = field(default_factory=list)
     missing_in_context: list[str] = field(default_factory=list)
+    turns: int = 0
 
 
 def _filler_for(
@@ -239,9 +249,10 @@ def replay_item(
     offset: int = 0,
     context_window: int = 4096,
     model: str = "gpt-4o-mini",
-    extractor: Extractor | None = None,
+    extractor: Extractor | ModelExtractor | None = None,
 ) -> ItemResult:
-    """Replay one item in a fresh memory (user ``item.id``) and score it."""
+    """Replay one item in a fresh memory (user ``item.id``) and score it (a model
+    extractor's pending batch is extracted before the question)."""
     memory = store.memory(
         f"facts-bench:{item.id}",
         "thread",
@@ -260,6 +271,8 @@ def replay_item(
             continue
         for question, answer in take(filler_turns):
             memory.add_messages([HumanMessage(question), AIMessage(answer)])
+    if not memory.flush_extraction(timeout=3600):
+        raise TimeoutError(f"item {item.id}: the model extractor did not finish in an hour")
     memory.add_messages([HumanMessage(item.question)])
     context = memory.build_context()
     prompt = "\n".join(message_text(m) for m in context.messages).lower()
@@ -281,6 +294,7 @@ def replay_item(
         statements_evicted=not buffered & set(statement_turns),
         missing_in_core=missing_core,
         missing_in_context=missing_context,
+        turns=memory.state.next_index,
     )
 
 
@@ -318,6 +332,52 @@ def _miss(r: ItemResult) -> dict[str, Any]:
     }
 
 
+#: What :func:`extraction_cost` reports, from the counter of a model extractor
+#: (:class:`ModelExtractor`) it sums.
+COST_COUNTERS = {
+    "model_calls": "calls",
+    "prompt_tokens": "input_tokens",
+    "completion_tokens": "output_tokens",
+    "parse_failures": "parse_failures",
+    "model_decisions": "decisions",
+    "model_seconds": "seconds",
+}
+
+
+def extraction_cost(
+    extractors: Sequence[object], turns: int, wall_seconds: float
+) -> dict[str, Any]:
+    """What extraction cost over ``turns`` replayed turns, and per 100 turns.
+
+    Sums the counters of the distinct ``extractors`` (an extractor without them -
+    the rules - counts nothing): model calls, prompt and completion tokens (the
+    provider's counts, else the bench's token counter), parse failures (answers
+    that were no valid structured output), the decisions answered other than
+    ``nothing`` and the seconds spent in model calls; ``wall_seconds`` is the whole
+    replay's time.
+
+    Example:
+        >>> class Used:
+        ...     calls, input_tokens, output_tokens, parse_failures, seconds = 3, 900, 60, 1, 1.5
+        ...     decisions = 2
+        >>> cost = extraction_cost([Used(), Used()], turns=200, wall_seconds=10.0)
+        >>> cost["per_100_turns"]["model_calls"], cost["per_100_turns"]["wall_seconds"]
+        (3.0, 5.0)
+    """
+    unique = list({id(e): e for e in extractors}.values())
+    totals: dict[str, Any] = {
+        name: sum(getattr(e, counter, 0) for e in unique) for name, counter in COST_COUNTERS.items()
+    }
+    totals["model_seconds"] = round(float(totals["model_seconds"]), 2)
+    totals["wall_seconds"] = round(wall_seconds, 2)
+    scale = 100 / turns if turns else 0.0
+    return {
+        "turns": turns,
+        "totals": totals,
+        "per_100_turns": {name: round(value * scale, 2) for name, value in totals.items()},
+    }
+
+
 def run_facts_bench(
     items: Sequence[FactItem],
     *,
@@ -326,7 +386,7 @@ def run_facts_bench(
     model: str = "gpt-4o-mini",
     filler_turns: int = 60,
     filler: dict[str, list[tuple[str, str]]] | None = None,
-    extractor_factory: Callable[[], Extractor] | None = None,
+    extractor_factory: Callable[[], Extractor | ModelExtractor] | None = None,
     on_item: Callable[[int], None] | None = None,
 ) -> dict[str, Any]:
     """Replay every item and return the JSON-ready report.
@@ -340,7 +400,9 @@ def run_facts_bench(
         model: Model whose tokenizer counts the budget.
         filler_turns: Filler turns after the turns (and between an update's turns).
         filler: Filler by language (default: :func:`load_filler`).
-        extractor_factory: Builds the fact extractor per item (default: rule-based).
+        extractor_factory: Builds the fact extractor per item (default: rule-based);
+            a :class:`ModelExtractor` runs the production model path (its counters
+            give ``extraction``'s cost).
         on_item: Progress callback, called once per item.
     """
     if filler_turns < 0:
@@ -348,11 +410,14 @@ def run_facts_bench(
     filler = filler or load_filler()
     started = time.perf_counter()
     results: list[ItemResult] = []
+    extractors: list[object] = []
     with tempfile.TemporaryDirectory(prefix="facts-bench-") as tmp:
         store = MemoryStore(Path(tmp) / "store", embeddings=embeddings)
         store_embeddings = store.embeddings
         try:
             for n, item in enumerate(items):
+                extractor = extractor_factory() if extractor_factory else None
+                extractors.append(extractor)
                 results.append(
                     replay_item(
                         item,
@@ -362,7 +427,7 @@ def run_facts_bench(
                         offset=7 * n,
                         context_window=context_window,
                         model=model,
-                        extractor=extractor_factory() if extractor_factory else None,
+                        extractor=extractor,
                     )
                 )
                 if on_item is not None:
@@ -393,6 +458,8 @@ def run_facts_bench(
         or r.stale_as_current
         or r.false_fact
     ]
-    report["seconds"] = round(time.perf_counter() - started, 2)
+    seconds = time.perf_counter() - started
+    report["extraction"] = extraction_cost(extractors, sum(r.turns for r in results), seconds)
+    report["seconds"] = round(seconds, 2)
     report["measured_at"] = time.strftime("%Y-%m-%dT%H:%M:%S")
     return report

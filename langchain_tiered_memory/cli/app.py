@@ -23,6 +23,8 @@ from langchain_tiered_memory.cli.common import (
     USER_ERROR_EXIT,
     USER_ERRORS,
     console,
+    extractor_choice,
+    extractor_for_model,
     memory_location,
     one_line,
     progress_bars,
@@ -166,6 +168,15 @@ def demo(
 DataDir = Annotated[
     Path, typer.Option("--data-dir", help="Memory data directory (shared by chat and inspect).")
 ]
+ExtractorOption = Annotated[
+    str,
+    typer.Option(
+        "--extractor",
+        help="Who writes the facts: 'auto' (the chat model, batched off the turn, when it "
+        "gives structured output; else the rules), 'rules' or 'learned' (offline, no model "
+        "call).",
+    ),
+]
 StoreUrl = Annotated[
     str | None,
     typer.Option(
@@ -193,6 +204,7 @@ def chat(
         str | None,
         typer.Option(help="Embedder: 'e5' (multilingual), 'minilm' or 'wordllama' (fast)."),
     ] = None,
+    extractor: ExtractorOption = "auto",
 ) -> None:
     """Chat with durable memory; /help lists the commands."""
     import sys
@@ -205,19 +217,21 @@ def chat(
 
     check_id(user, "--user")
     check_id(thread, "--thread")
+    extractor = extractor_choice(extractor)
     location = memory_location(data_dir, store)
     try:
         chat_model = resolve_chat_model(model, what="--model")
     except ImportError as exc:
         console.print(f"[red]{escape(str(exc))}[/]\nFalling back to --model none.")
         chat_model = None
+    writes = extractor_for_model(extractor, chat_model)
     with MemoryStore(location, embeddings=embeddings) as memory_store:
-        session = ChatSession(
-            memory_store.memory(user, thread, context_window=context_window), model=chat_model
-        )
+        memory = memory_store.memory(user, thread, context_window=context_window, extractor=writes)
+        session = ChatSession(memory, model=chat_model)
         where = escape(redact_url(str(location)))
         console.print(
-            f"memory of [bold]{escape(user)}[/] in {where} - {escape(HELP.splitlines()[0])} /help"
+            f"memory of [bold]{escape(user)}[/] in {where}, facts written by "
+            f"{escape(session.extractor_name)} - {escape(HELP.splitlines()[0])} /help"
         )
         interactive = sys.stdin.isatty()
         while not session.done:
@@ -228,6 +242,7 @@ def chat(
             answer = session.handle(line)
             if answer:
                 console.print(answer, markup=False)
+        session.close()
 
 
 @app.command("inspect")

@@ -93,6 +93,24 @@ class ChatSession:
         self.last_context: ContextWindow | None = None
         self.done = False
 
+    @property
+    def extractor_name(self) -> str:
+        """Who writes this chat's facts: the chat model (batched off the turn) or the rules."""
+        extractor = self.memory.model_extractor
+        if extractor is not None:
+            every = self.memory.extract_every
+            return f"the model ({type(extractor.model).__name__}, every {every} turns)"
+        kind = type(self.memory.writer.extractor).__name__
+        return {"RuleBasedExtractor": "the rules", "LearnedExtractor": "the learned extractor"}.get(
+            kind, kind
+        )
+
+    def close(self, timeout: float | None = 120.0) -> bool:
+        """Extract what is still pending (the model's batch), waiting at most ``timeout``
+        seconds; False if it did not finish (the turns stay pending in the store and are
+        extracted the next time this thread is opened)."""
+        return self.memory.flush_extraction(timeout)
+
     def handle(self, line: str) -> str:
         """Answer one line of input."""
         line = line.strip()
@@ -184,6 +202,7 @@ class ChatSession:
         return "\n".join(lines)
 
     def _core(self) -> str:
+        self.memory.flush_extraction()  # the model's pending batch first: /core shows all
         active = self.memory.core.render() or "(empty)"
         old = [f for f in self.memory.core.history() if f.status != "active"]
         lines = [active]

@@ -31,9 +31,12 @@ from langchain_tiered_memory.cli.output import plain_console
 from langchain_tiered_memory.storage.errors import StorageError
 
 __all__ = [
+    "EXTRACTOR_CHOICES",
     "USER_ERRORS",
     "USER_ERROR_EXIT",
     "console",
+    "extractor_choice",
+    "extractor_for_model",
     "memory_location",
     "one_line",
     "progress_bars",
@@ -102,6 +105,52 @@ def require_module(module: str, option: str, extra: str) -> None:
         raise typer.BadParameter(
             f"needs {module}: pip install 'langchain-tiered-memory[{extra}]'", param_hint=option
         )
+
+
+#: What ``--extractor`` of ``chat`` and ``mcp`` takes.
+EXTRACTOR_CHOICES = ("auto", "rules", "learned")
+
+
+def extractor_choice(choice: str) -> str:
+    """``--extractor``'s value, checked (before any model is loaded).
+
+    Raises:
+        typer.BadParameter: for a value not in :data:`EXTRACTOR_CHOICES`.
+
+    Example:
+        >>> extractor_choice(" Rules ")
+        'rules'
+    """
+    wanted = choice.strip().lower()
+    if wanted not in EXTRACTOR_CHOICES:
+        raise typer.BadParameter(
+            f"use one of {', '.join(EXTRACTOR_CHOICES)}, got {choice!r}", param_hint="--extractor"
+        )
+    return wanted
+
+
+def extractor_for_model(choice: str, model: Any) -> Any:
+    """The ``extractor=`` a command's memory gets for ``--extractor CHOICE`` and its model.
+
+    ``"auto"``: the model extractor on ``model`` (a
+    :class:`~langchain_tiered_memory.write.model_extractor.ModelExtractor`, batched
+    off the add) when it is a chat model that gives structured output, else the
+    rules (``model`` ``None``, or the echo model, which only repeats its prompt).
+    ``"rules"`` and ``"learned"``: those offline extractors, whatever the model.
+
+    Raises:
+        typer.BadParameter: for another choice.
+
+    Example:
+        >>> extractor_for_model("auto", None), extractor_for_model("learned", None)
+        ('rules', 'learned')
+    """
+    wanted = extractor_choice(choice)
+    if wanted != "auto":
+        return wanted
+    from langchain_tiered_memory.write.model_extractor import model_extractor_for
+
+    return (model_extractor_for(model) if model is not None else None) or "rules"
 
 
 def memory_location(data_dir: Path, store: str | None) -> str | Path:

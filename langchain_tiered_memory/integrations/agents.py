@@ -148,10 +148,11 @@ class TieredMemoryMiddleware(AgentMiddleware[TieredMemoryState, Any, Any]):
     (:class:`~langchain_tiered_memory.write.model_extractor.ModelExtractor`:
     one structured-output call per ``extract_every`` turns, in the background -
     a model call never waits for it) when it can give structured output.
-    ``extractor=`` among the memory options (``"rules"`` to opt out) is what
-    runs instead; so are the extractors of a :class:`MemoryResolver` source
-    (configure it directly). A model without structured output (LangChain's
-    fake models, the echo model) leaves the rules running, with a log line.
+    ``extractor=`` among the memory options (``"rules"`` to opt out) - or
+    among a :class:`MemoryResolver` source's - is what runs instead, and so is
+    whatever a callable source's memories run. A model without structured
+    output (LangChain's fake models, the echo model) leaves the rules running,
+    with a log line.
     A memory keeps the first such model it met (see
     :class:`~langchain_tiered_memory.integrations.app_model.AppModelExtractor`).
     """
@@ -168,9 +169,7 @@ class TieredMemoryMiddleware(AgentMiddleware[TieredMemoryState, Any, Any]):
     ) -> None:
         super().__init__()
         self.resolver = _resolver(source, default_user_id, memory_kwargs)
-        # a resolver (or a callable source) was configured by the application: as it is
-        chosen = "extractor" in memory_kwargs or not isinstance(source, MemoryStore)
-        self.extractors = AppModelExtractor(chosen=chosen)
+        self.extractors = AppModelExtractor.of(self.resolver)
         if checkpointer is not None:
             store = self.resolver.source
             if not isinstance(store, MemoryStore):
@@ -311,7 +310,9 @@ def create_pre_model_hook(
             (its window and token counter, where it can tell them and no other
             sizing option is given). ``extractor=`` among the memory options
             (``"rules"`` to opt out) is what runs instead; without a model, or
-            with one without structured output, the rules run. A model name
+            with one without structured output, the rules run. With a
+            :class:`MemoryResolver` source the model only extracts, for the
+            memories whose options chose no extractor. A model name
             (``"gpt-4o-mini"``) sizes the memory only, as the memory option
             ``model=`` does.
         tools: The agent's tools - the same list you give ``create_react_agent``.
@@ -334,20 +335,19 @@ def create_pre_model_hook(
         ['human']
         >>> store.close()
     """
-    if isinstance(model, BaseChatModel):
-        if isinstance(source, MemoryResolver):
-            raise TypeError(
-                "Given a MemoryResolver, configure it directly: model= applies only when "
-                "the resolver is built here (from a MemoryStore)."
-            )
-        memory_kwargs = memory_options_for(model, memory_kwargs)
-    elif model is not None:
-        memory_kwargs = {**memory_kwargs, "model": model}
+    agent_model = model if isinstance(model, BaseChatModel) else None
+    if agent_model is not None and not isinstance(source, MemoryResolver):
+        memory_kwargs = memory_options_for(agent_model, memory_kwargs)
+    elif model is not None and agent_model is None:
+        memory_kwargs = {**memory_kwargs, "model": model}  # a name: the size only
     resolver = _resolver(source, default_user_id, memory_kwargs)
+    extractors = AppModelExtractor.of(resolver)
     tool_list = list(tools)
 
     def pre_model_hook(state: dict[str, Any], config: RunnableConfig) -> dict[str, Any]:
         memory = resolver.for_config(config)
+        if agent_model is not None:  # a resolver's memories, unless they chose an extractor
+            extractors.hand(memory, agent_model)
         if tool_list:
             memory.tools_tokens = tools_tokens(tool_list, memory)
         messages = list(state["messages"])

@@ -7,8 +7,10 @@ with :func:`memory_options_for`: sized from that model where the memory can
 take its window and exact token counter from it, and with it as the fact
 extractor (a :class:`~langchain_tiered_memory.write.model_extractor.ModelExtractor`,
 batched off the add's thread) when it can give structured output. An
-integration that meets the model only at its first call (the ``create_agent``
-middleware) hands it to each memory with :class:`AppModelExtractor`. Either
+integration that meets the model only at a call (the ``create_agent``
+middleware), or is given a :class:`~langchain_tiered_memory.integrations.resolver.MemoryResolver`
+whose memories it does not open itself, hands it to each memory with
+:class:`AppModelExtractor`. Either
 way, ``extractor=`` among the memory options (``"rules"``, ``"learned"``, a
 model, an ``Extractor``) is what runs, and a model without structured output
 (the echo model, LangChain's fake models) leaves the rules running, with a
@@ -34,6 +36,7 @@ from langchain_tiered_memory.budget.tokens import memory_model_for
 from langchain_tiered_memory.write.model_extractor import ModelExtractor, model_extractor_for
 
 if TYPE_CHECKING:
+    from langchain_tiered_memory.integrations.resolver import MemoryResolver
     from langchain_tiered_memory.memory import TieredMemory
 
 __all__ = ["SIZING_OPTIONS", "AppModelExtractor", "memory_options_for"]
@@ -77,6 +80,14 @@ class AppModelExtractor:
     structured output); a memory is handed the model once. A memory that already
     extracts with a model (``model=`` a chat model among its options) keeps it.
     """
+
+    @classmethod
+    def of(cls, resolver: MemoryResolver) -> AppModelExtractor:
+        """For the memories of ``resolver``: chosen when its options name an
+        ``extractor``, or when the application builds its memories (a callable source)."""
+        source = resolver.source
+        builds_its_own = not hasattr(source, "memory")
+        return cls(chosen="extractor" in resolver.memory_kwargs or builds_its_own)
 
     def __init__(self, *, chosen: bool) -> None:
         self.chosen = chosen

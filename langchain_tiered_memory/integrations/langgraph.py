@@ -49,7 +49,7 @@ from langgraph.graph.message import REMOVE_ALL_MESSAGES
 from typing_extensions import NotRequired
 
 from langchain_tiered_memory.budget.context import ContextWindow, RecalledMemory
-from langchain_tiered_memory.integrations.app_model import memory_options_for
+from langchain_tiered_memory.integrations.app_model import AppModelExtractor, memory_options_for
 from langchain_tiered_memory.integrations.identity import IdentityError
 from langchain_tiered_memory.integrations.resolver import MemoryResolver
 from langchain_tiered_memory.memory import TieredMemory
@@ -221,6 +221,11 @@ class MemoryNodes:
             chosen per run via ``config["configurable"]["model"]`` or
             ``$TIERED_MEMORY_MODEL`` (resolved once per name).
         tools: Tools bound to the model (their schemas count in the budget).
+
+    A model given here is also the fact extractor of the resolver's memories
+    unless their options chose one
+    (:class:`~langchain_tiered_memory.integrations.app_model.AppModelExtractor`);
+    a model chosen per run is not (its thread's memory outlives the run).
     """
 
     def __init__(
@@ -232,6 +237,7 @@ class MemoryNodes:
         self.resolver = resolver
         self.model = resolve_chat_model(model)
         self.tools = list(tools)
+        self.extractors = AppModelExtractor.of(resolver)
         self._per_run: dict[str, BaseChatModel] = {}
         self._lock = threading.Lock()
         fallback = os.environ.get("TIERED_MEMORY_MODEL")
@@ -240,6 +246,8 @@ class MemoryNodes:
 
     def _memory(self, config: RunnableConfig) -> TieredMemory:
         memory = self.resolver.for_config(config)
+        if self.model is not None:
+            self.extractors.hand(memory, self.model)
         if self.tools and not memory.tools_tokens:
             memory.tools_tokens = tools_tokens(self.tools, memory)
         return memory

@@ -3,6 +3,8 @@ call nothing, and the storage conformance suite.
 
 * :class:`EchoChatModel` - a chat model that calls no LLM (``"echo"``
   anywhere a model is taken): it answers with what the memory put in its prompt;
+* :class:`ScriptedExtractionModel` - a fake chat model whose structured output
+  (the model extractor's answers) follows a script (:mod:`.models`);
 * :class:`StemAxisEmbeddings`, :class:`HashEmbeddings` - deterministic fake
   embedders (:mod:`.embeddings`);
 * :mod:`.conformance` - the suite every storage backend passes, to run
@@ -23,5 +25,12 @@ Example:
 
 from langchain_tiered_memory.models.echo import EchoChatModel, echo_reply
 from langchain_tiered_memory.testing.embeddings import HashEmbeddings, StemAxisEmbeddings
+from langchain_tiered_memory.testing.models import ScriptedExtractionModel
 
-__all__ = ["EchoChatModel", "HashEmbeddings", "StemAxisEmbeddings", "echo_reply"]
+__all__ = [
+    "EchoChatModel",
+    "HashEmbeddings",
+    "ScriptedExtractionModel",
+    "StemAxisEmbeddings",
+    "echo_reply",
+]

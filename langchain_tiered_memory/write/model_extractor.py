@@ -40,6 +40,7 @@ from __future__ import annotations
 import json
 import logging
 import re
+import time
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from importlib import resources
@@ -60,6 +61,7 @@ from langchain_tiered_memory.text import strip_quoted
 from langchain_tiered_memory.values.facts import CoreFact, FactCategory
 from langchain_tiered_memory.values.turns import Turn, message_text
 from langchain_tiered_memory.write.attributes import AttributeSchema
+from langchain_tiered_memory.write.fact_time import clause_time
 from langchain_tiered_memory.write.forget import detect_forget
 from langchain_tiered_memory.write.importance import rate_importance
 
@@ -268,9 +270,14 @@ class ModelExtractor:
         max_facts: Current facts shown at most (the most important first).
 
     Attributes:
-        calls: Model calls made.
+        calls: Model calls made (those that failed included).
         input_tokens: Prompt tokens sent (the provider's count where it reports one).
         output_tokens: Answer tokens received (likewise).
+        parse_failures: Calls whose answer was no valid structured output (the
+            rules extract that batch instead).
+        decisions: Decisions answered other than ``nothing`` (before any is
+            dropped as ungrounded).
+        seconds: Wall time spent in model calls.
 
     Raises:
         ValueError: for a user prompt without ``{facts}`` or ``{turns}``.
@@ -309,6 +316,9 @@ class ModelExtractor:
         self.calls = 0
         self.input_tokens = 0
         self.output_tokens = 0
+        self.parse_failures = 0
+        self.decisions = 0
+        self.seconds = 0.0
 
     def supports_structured_output(self) -> bool:
         """Whether the model can give structured output at all (fake and echo models
@@ -394,30 +404,74 @@ class ModelExtractor:
     # -- calling the model -------------------------------------------------------------
 
     def _account(self, result: Any, messages: Sequence[BaseMessage], counter: TokenCounter) -> Any:
-        """The parsed answer; counts the call's tokens (the provider's, else counted)."""
-        self.calls += 1
+        """The parsed answer; counts the call's tokens (the provider's, else counted).
+
+        Raises:
+            MalformedAnswer: for an answer that is no valid structured output (counted
+                in :attr:`parse_failures`).
+        """
         raw: Any = None
+        parsing_error: Any = None
         if isinstance(result, dict) and "parsed" in result:
-            raw = result.get("raw")
-            if result.get("parsing_error") is not None:
-                raise MalformedAnswer(f"malformed extraction answer: {result['parsing_error']}")
-            result = result["parsed"]
+            raw, parsing_error, result = (
+                result.get("raw"),
+                result.get("parsing_error"),
+                result["parsed"],
+            )
         usage = getattr(raw, "usage_metadata", None) if isinstance(raw, AIMessage) else None
         if usage:
             self.input_tokens += int(usage.get("input_tokens", 0))
             self.output_tokens += int(usage.get("output_tokens", 0))
         else:
             self.input_tokens += counter.count_messages(messages)
-            text = result.model_dump_json() if isinstance(result, BaseModel) else str(result)
+            if isinstance(result, BaseModel):
+                text = result.model_dump_json()
+            else:
+                text = message_text(raw) if isinstance(raw, AIMessage) else str(result or "")
             self.output_tokens += counter.count_text(text)
-        if isinstance(result, dict):
-            try:
-                result = Decisions.model_validate(result)
-            except ValidationError as exc:
-                raise MalformedAnswer(f"malformed extraction answer: {exc}") from exc
-        if not isinstance(result, Decisions):
-            raise MalformedAnswer(f"malformed extraction answer: {type(result).__name__}")
+        try:
+            if parsing_error is not None:
+                raise MalformedAnswer(f"malformed extraction answer: {parsing_error}")
+            if isinstance(result, dict):
+                try:
+                    result = Decisions.model_validate(result)
+                except ValidationError as exc:
+                    raise MalformedAnswer(f"malformed extraction answer: {exc}") from exc
+            if not isinstance(result, Decisions):
+                raise MalformedAnswer(f"malformed extraction answer: {type(result).__name__}")
+        except MalformedAnswer:
+            self.parse_failures += 1
+            raise
+        self.decisions += sum(d.action != "nothing" for d in result.decisions)
         return result
+
+    def _call(self, messages: list[BaseMessage], counter: TokenCounter) -> Any:
+        """One counted, timed model call; the parsed answer."""
+        self.calls += 1
+        started = time.perf_counter()
+        try:
+            result = self._runnable().invoke(messages)
+        except OutputParserException:
+            self.parse_failures += 1
+            self.input_tokens += counter.count_messages(messages)
+            raise
+        finally:
+            self.seconds += time.perf_counter() - started
+        return self._account(result, messages, counter)
+
+    async def _acall(self, messages: list[BaseMessage], counter: TokenCounter) -> Any:
+        """Async twin of :meth:`_call`."""
+        self.calls += 1
+        started = time.perf_counter()
+        try:
+            result = await self._runnable().ainvoke(messages)
+        except OutputParserException:
+            self.parse_failures += 1
+            self.input_tokens += counter.count_messages(messages)
+            raise
+        finally:
+            self.seconds += time.perf_counter() - started
+        return self._account(result, messages, counter)
 
     def _runnable(self) -> Any:
         try:
@@ -449,7 +503,7 @@ class ModelExtractor:
         if not covered:
             return None
         try:
-            answer = self._account(self._runnable().invoke(messages), messages, counter)
+            answer = self._call(messages, counter)
         except (OutputParserException, MalformedAnswer) as exc:
             raise MalformedAnswer(str(exc), covered) from exc
         return BatchAnswer(covered, tuple(answer.decisions), aliases)
@@ -469,7 +523,7 @@ class ModelExtractor:
         if not covered:
             return None
         try:
-            answer = self._account(await self._runnable().ainvoke(messages), messages, counter)
+            answer = await self._acall(messages, counter)
         except (OutputParserException, MalformedAnswer) as exc:
             raise MalformedAnswer(str(exc), covered) from exc
         return BatchAnswer(covered, tuple(answer.decisions), aliases)
@@ -560,7 +614,11 @@ def plan_changes(
     "home_city" or "location" files under one attribute, so a new value supersedes the
     current one whichever extractor wrote it. An ``update`` whose fact id names no fact
     of the prompt is filed by its subject (and dropped without one); a fact of the prompt
-    stored under another name of the same single-valued attribute is ended.
+    stored under another name of the same single-valued attribute is ended. A fact gets
+    the time it holds (``valid_from``, ``valid_until``) from the clause of the user's turn
+    that states it, read as the rules read it
+    (:func:`~langchain_tiered_memory.write.fact_time.clause_time`): "moved to Porto last
+    month", "my flight is tomorrow".
 
     Example:
         >>> turn = Turn(4, (HumanMessage("We moved to Porto!"),))
@@ -619,6 +677,8 @@ def plan_changes(
             continue
         importance = rate_importance(content, category=d.category)
         if d.stated and d.confidence >= min_confidence:
+            # when it holds: read, as the rules read it, from the user's clause that says it
+            held = clause_time(said[d.source_turn], content, at[d.source_turn])
             fact = CoreFact.new(
                 subject,
                 content,
@@ -631,6 +691,8 @@ def plan_changes(
                 importance=importance,
                 created_at=at[d.source_turn],
                 source_thread=thread_id,
+                valid_from=held.valid_from if held else None,
+                valid_until=held.valid_until if held else None,
             )
             changes.append(
                 FactChange(fact=fact, reason=f"superseded by turn {d.source_turn}", audit=audit)

@@ -178,6 +178,15 @@ def test_the_graph_runs_the_rules_when_opted_out_or_the_model_cannot(
         assert f"{type(model).__name__} gives no structured output: the fact rules" in caplog.text
 
 
+def test_the_graph_hands_its_model_to_a_resolvers_memories(store: MemoryStore) -> None:
+    model = scripted(porto())
+    resolver = MemoryResolver(store, context_window=WINDOW, extract_every=1)
+    graph = build_memory_graph(model, store=resolver, checkpointer=False)
+    graph.invoke({"messages": [HumanMessage(SAID)]}, CONFIG)
+    assert eventually(lambda: facts(store).get("home_city") == "lives in Porto")
+    assert model.calls == 1
+
+
 def test_a_graph_with_a_per_run_model_runs_the_rules(store: MemoryStore) -> None:
     graph = graph_with(store, None)
     run = {"configurable": {"user_id": "ana", "thread_id": "t1", "model": "echo"}}
@@ -236,9 +245,26 @@ def test_the_middleware_runs_the_rules_when_opted_out_or_the_model_cannot(
     assert not isinstance(model, ScriptedModel) or model.calls == 0
 
 
-def test_the_middleware_leaves_a_resolvers_memories_as_configured(store: MemoryStore) -> None:
+@pytest.mark.parametrize(("options", "by_model"), [({}, True), ({"extractor": "rules"}, False)])
+def test_the_middleware_hands_its_model_to_a_resolvers_memories_unless_they_chose(
+    store: MemoryStore, options: dict[str, Any], by_model: bool
+) -> None:
     model = scripted(porto())
-    resolver = MemoryResolver(store, context_window=WINDOW, extract_every=1)
+    resolver = MemoryResolver(store, context_window=WINDOW, extract_every=1, **options)
+    agent_with(model, TieredMemoryMiddleware(resolver)).invoke(
+        {"messages": [HumanMessage(SAID)]}, CONFIG
+    )
+    assert eventually(lambda: facts(store).get("home_city") == "lives in Porto")
+    assert model.calls == int(by_model) and len(model_events(store)) == int(by_model)
+
+
+def test_the_middleware_leaves_the_memories_of_a_callable_source_as_built(
+    store: MemoryStore,
+) -> None:
+    model = scripted(porto())
+    resolver = MemoryResolver(
+        lambda user, thread: store.memory(user, thread, context_window=WINDOW)
+    )
     agent_with(model, TieredMemoryMiddleware(resolver)).invoke(
         {"messages": [HumanMessage(SAID)]}, CONFIG
     )
@@ -290,5 +316,13 @@ def test_the_pre_model_hook_takes_a_model_name_as_the_memorys_size_only(
     hook({"messages": [HumanMessage(SAID, id="1")]}, CONFIG)
     memory = store.memory("ana", "t1")
     assert memory.budget.context_window == 128_000 and facts(store)["home_city"]
-    with pytest.raises(TypeError, match="configure it directly"):
-        create_pre_model_hook(MemoryResolver(store), model=scripted())
+
+
+def test_the_pre_model_hook_hands_its_model_to_a_resolvers_memories(store: MemoryStore) -> None:
+    model = scripted(porto())
+    resolver = MemoryResolver(store, context_window=WINDOW, extract_every=1)
+    react_with(model, create_pre_model_hook(resolver, model=model)).invoke(
+        {"messages": [HumanMessage(SAID)]}, CONFIG
+    )
+    assert eventually(lambda: facts(store).get("home_city") == "lives in Porto")
+    assert model.calls == 1
