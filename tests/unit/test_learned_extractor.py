@@ -225,7 +225,7 @@ def test_an_unsure_second_link_beside_a_sure_one_is_moved_out_too() -> None:
 
 
 def test_facts_of_one_message_never_replace_each_other() -> None:
-    models = ScriptedModels({"started running": 0.95}, {("started running", "34"): 0.99})
+    models = ScriptedModels({"started running": 0.95, "34": 0.9}, {("started running", "34"): 0.99})
     writer = MemoryWriter(CoreMemory(), extractor=LearnedExtractor(models))
     writer.extract([_turn(0, "I'm 34. Just started running")])
     assert "34" in " ".join(f.content for f in writer.core.active())
@@ -257,3 +257,37 @@ def test_a_kept_clause_carries_the_time_it_names() -> None:
     said = datetime(2026, 7, 10, tzinfo=timezone.utc)
     facts = ex.extract_text("we settled in Porto last month", source_turn=0, said_at=said)
     assert facts and facts[0].valid_from is not None and facts[0].valid_from.month == 6
+
+
+def test_a_rule_fact_from_a_sentence_surely_not_about_the_user_is_dropped() -> None:
+    models = ScriptedModels({"Plot idea": 0.02, "I'm allergic": 0.97}, {})
+    ex = LearnedExtractor(models, rule_veto=0.1)
+    story = ex.extract_text("Plot idea: a retired ferryman adopts a cat named Bosun. thoughts?")
+    assert not any("Bosun" in f.content for f in story)
+    mine = ex.extract_text("Plot idea: a retired ferryman. I'm allergic to peanuts.")
+    assert any("peanuts" in f.content for f in mine)
+    # with the veto off, the rules' fact stays (the rule extractor alone keeps it)
+    kept = LearnedExtractor(models, rule_veto=0.0).extract_text(
+        "Plot idea: a retired ferryman adopts a cat named Bosun. thoughts?"
+    )
+    assert any("Bosun" in f.content for f in kept)
+
+
+def test_a_sure_link_to_a_subject_naming_the_old_value_moves_the_old_fact_out() -> None:
+    core = CoreMemory([CoreFact.new("about:use pixel phone", "uses a Pixel phone", source_turn=0)])
+    models = ScriptedModels({"iPhone": 0.95}, {("iPhone", "Pixel"): 0.95})
+    writer = MemoryWriter(core, extractor=LearnedExtractor(models))
+    writer.extract([_turn(1, "switched to an iPhone 15, don't judge me")])
+    current = "\n".join(f"{f.subject}: {f.content}" for f in core.active())
+    assert "iPhone" in current and "pixel" not in current.lower()
+    old = core.history("about:use pixel phone")[0]
+    assert old.status == "archived" and old.reason is not None and old.reason.startswith("earlier")
+
+
+def test_a_clause_a_contrast_takes_back_is_scored_with_it() -> None:
+    models = ScriptedModels({"decided against": 0.05, "switch to a vegan diet": 0.99}, {})
+    ex = LearnedExtractor(models)
+    facts = ex.extract_text("I was going to switch to a vegan diet, but I've decided against it.")
+    assert not any("vegan" in f.content for f in facts)
+    kept = ex.extract_text("I was going to switch to a vegan diet. Anyway.")
+    assert any("vegan" in f.content for f in kept)

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import re
 
-__all__ = ["clean_clause", "is_request", "split_clauses"]
+__all__ = ["clean_clause", "is_request", "read_with_contrast", "sentences", "split_clauses"]
 
 # Sentence ends (a question mark ends a question, which is dropped); a full stop
 # inside a token ("jo.hart@mail.com", "3.4kg") is not one.
@@ -98,3 +98,41 @@ def split_clauses(text: str, *, max_clauses: int = 12) -> list[str]:
         if len(out) >= max_clauses:
             break
     return out
+
+
+def sentences(text: str) -> list[str]:
+    """Every part of a message the clauses come from, cleaned, questions and requests
+    included: where a rule's fact is looked for, to be read by the classifier.
+
+    Example:
+        >>> sentences("Story idea: a cat named Bosun. thoughts?")
+        ['Story idea: a cat named Bosun', 'thoughts?']
+    """
+    parts = (clean_clause(part.strip()) for part in _SENTENCE.split(text[:4000]))
+    return [part for part in parts if part]
+
+
+_CONTRAST = re.compile(r"\s*[,，]\s*(?:but|though|although|但是?|不过|可是)", re.IGNORECASE)
+_END = re.compile(r"[.!?。！？；;\n]")
+
+
+def read_with_contrast(clause: str, text: str) -> str:
+    """``clause`` with the contrast that follows it in ``text`` ("..., but I decided
+    against it"), which can take back what the clause says; the clause alone when
+    no contrast follows.
+
+    Example:
+        >>> read_with_contrast("I was going to learn the harp",
+        ...     "I was going to learn the harp, but I gave up. Anyway.")
+        'I was going to learn the harp, but I gave up'
+        >>> read_with_contrast("I'm vegan", "I'm vegan. Hi")
+        "I'm vegan"
+    """
+    at = text.find(clause)
+    if at < 0:
+        return clause
+    rest = text[at + len(clause) :]
+    if not _CONTRAST.match(rest):
+        return clause
+    end = _END.search(rest)
+    return (clause + rest[: end.start() if end else len(rest)]).strip()
