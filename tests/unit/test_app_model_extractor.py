@@ -11,6 +11,7 @@ records every extraction prompt.
 from __future__ import annotations
 
 import itertools
+import json
 import threading
 import time
 from collections.abc import Callable
@@ -22,17 +23,22 @@ from langchain_core.embeddings import DeterministicFakeEmbedding
 from langchain_core.language_models import GenericFakeChatModel
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
 from langchain_core.runnables import RunnableLambda
+from langchain_core.utils.function_calling import convert_to_openai_tool
 from pydantic import Field
 
 from langchain_tiered_memory import MemoryStore
+from langchain_tiered_memory.budget.sections import TokenBudget
+from langchain_tiered_memory.budget.tokens import OpenAITokenCounter
 from langchain_tiered_memory.integrations.agents import (
     TieredMemoryMiddleware,
     create_pre_model_hook,
 )
 from langchain_tiered_memory.integrations.langgraph import build_memory_graph
 from langchain_tiered_memory.integrations.resolver import MemoryResolver
+from langchain_tiered_memory.write.model_extractor import Decisions
 
 WINDOW = 8192
+COUNTER = OpenAITokenCounter("gpt-4o-mini")  # the memory's counter (its default model's)
 CONFIG = {"configurable": {"user_id": "ana", "thread_id": "t1"}}
 
 
@@ -185,6 +191,24 @@ def test_the_graph_hands_its_model_to_a_resolvers_memories(store: MemoryStore) -
     graph.invoke({"messages": [HumanMessage(SAID)]}, CONFIG)
     assert eventually(lambda: facts(store).get("home_city") == "lives in Porto")
     assert model.calls == 1
+
+
+@pytest.mark.parametrize(("window", "by_model"), [(1024, False), (2048, True), (4096, True)])
+def test_the_graph_extracts_with_its_model_only_where_the_call_fits_the_window(
+    store: MemoryStore, window: int, by_model: bool
+) -> None:
+    # the extraction instructions and the answer's schema are 896 tokens: a 1,024 window
+    # (869 input tokens) cannot hold a call, and its memories run the rules
+    model = scripted(porto())
+    graph = build_memory_graph(
+        model, store=store, checkpointer=False, context_window=window, extract_every=1
+    )
+    graph.invoke({"messages": [HumanMessage(SAID)]}, CONFIG)
+    assert eventually(lambda: facts(store).get("home_city") == "lives in Porto")
+    assert model.calls == int(by_model)
+    budget = TokenBudget(context_window=window).input_budget
+    schema = COUNTER.count_text(json.dumps(convert_to_openai_tool(Decisions)))
+    assert all(COUNTER.count_messages(p) + schema <= budget for p in model.prompts)
 
 
 def test_a_graph_with_a_per_run_model_runs_the_rules(store: MemoryStore) -> None:
