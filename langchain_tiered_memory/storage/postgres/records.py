@@ -53,11 +53,9 @@ from langchain_tiered_memory.storage.postgres.keywords import (
 )
 from langchain_tiered_memory.storage.postgres.rows import (
     CHUNK,
-    COLUMNS,
     INSERT,
     UPSERT,
     insert_params,
-    row_record,
     stored_vector,
 )
 from langchain_tiered_memory.storage.postgres.schema import (
@@ -70,9 +68,11 @@ from langchain_tiered_memory.storage.sql import user_key
 from langchain_tiered_memory.storage.sql.access import AccessTimes
 from langchain_tiered_memory.storage.sql.audit import AuditLog
 from langchain_tiered_memory.storage.sql.records import (
+    R_COLUMNS,
     PreparedRecords,
     Row,
     SQLRecordStore,
+    audit_replaced,
     chunks,
     live_hits,
     query_unit_vector,
@@ -114,7 +114,6 @@ class PostgresRecordStore(SQLRecordStore[Inserted]):
     #: workers' writes change them; they choose exact or bounded search and
     #: the IDFs' collection size).
     size_ttl_seconds: float = 30.0
-    _record_columns = COLUMNS
     _id_chunk = CHUNK
     _lock_row = " FOR UPDATE"
 
@@ -308,13 +307,7 @@ class PostgresRecordStore(SQLRecordStore[Inserted]):
                 f"UPDATE records SET {sets} WHERE id=? AND user_id=?",
                 (*params, record.id, record.user_id),
             )
-            self.audit.insert(
-                tx,
-                "write",
-                user_id=record.user_id,
-                thread_id=record.thread_id,
-                payload={"op": "update", "ids": [record.id], "text_changed": changed},
-            )
+            audit_replaced(self.audit, tx, record, "update", text_changed=changed)
         if changed:
             self._forget_texts([str(row[0])])
         return record
@@ -349,13 +342,7 @@ class PostgresRecordStore(SQLRecordStore[Inserted]):
                     stored = cur.fetchone()
                 if stored is None or (old is not None and old[0] != record.user_id):
                     raise ValueError(f"record {record.id!r} belongs to another user")
-                self.audit.insert(
-                    tx,
-                    "write",
-                    user_id=record.user_id,
-                    thread_id=record.thread_id,
-                    payload={"op": "put", "ids": [record.id], "replaced": old is not None},
-                )
+                audit_replaced(self.audit, tx, record, "put", replaced=old is not None)
                 return old is None, (str(old[1]) if old is not None else None)
 
         inserted, old_text = self._db.retrying("putting a record", write)
@@ -391,8 +378,6 @@ class PostgresRecordStore(SQLRecordStore[Inserted]):
     def flush(self) -> None:
         """Write what is kept in memory now (the noted access times)."""
         self.flush_access()
-
-    _decode = staticmethod(row_record)
 
     def _ids_in(self, ids: Sequence[Any], column: str = "r.id") -> tuple[str, list[Any]]:
         return f"{column} = ANY(?)", [list(ids)]
@@ -434,7 +419,7 @@ class PostgresRecordStore(SQLRecordStore[Inserted]):
                 self._db, parts, flt.user_id, size, self.keyword_term_cap
             )
             return self._resolve_ranked(rids, scores, flt, n)
-        sql, params = bm25_sql(parts, flt, size, int(n), COLUMNS)
+        sql, params = bm25_sql(parts, flt, size, int(n), R_COLUMNS)
         rows = self._db.query(sql, params)
         return live_hits((self._hydrate(row), float(row[12])) for row in rows)
 
@@ -459,7 +444,7 @@ class PostgresRecordStore(SQLRecordStore[Inserted]):
             vector = query_unit_vector(query, self.dim, self._dim_error)
         dim = self.ann.dimension(flt.user_id) if flt.user_only else None
         if dim is not None and dim == vector.size:
-            statement, ef = self.ann.search_sql(flt.user_id, dim, COLUMNS, n)
+            statement, ef = self.ann.search_sql(flt.user_id, dim, R_COLUMNS, n)
             if ef <= SESSION_EF_SEARCH:  # set on every connection: one statement
                 rows = self._db.retrying(
                     "a dense search",
@@ -476,7 +461,7 @@ class PostgresRecordStore(SQLRecordStore[Inserted]):
             rows = self._db.query(
                 "WITH top AS (SELECT v.rid, v.embedding <#> ? AS distance FROM records v WHERE "
                 f"{cond} AND v.embedding IS NOT NULL ORDER BY distance LIMIT ?) "
-                f"SELECT {COLUMNS}, top.distance FROM top JOIN records r ON r.rid = top.rid "
+                f"SELECT {R_COLUMNS}, top.distance FROM top JOIN records r ON r.rid = top.rid "
                 "ORDER BY top.distance, r.rid",
                 [vector, *params, int(n)],
             )
@@ -514,26 +499,15 @@ class PostgresRecordStore(SQLRecordStore[Inserted]):
                 "DELETE FROM records WHERE user_id=? AND rid = ANY(?)", (user_id, list(chunk))
             )
 
-    def finish_forget(
-        self,
-        user_id: str,
-        rows: Sequence[Row],
-        *,
-        whole_user: bool,
-        cache_keys: Sequence[str] = (),
-        recovered: bool = False,
+    def _purge_indexes(
+        self, user_id: str, rows: Sequence[Row], *, whole_user: bool, recovered: bool
     ) -> None:
-        """After a forget committed: drop noted access times, the texts' embedding-cache
-        entries and (for a whole user) their HNSW index. ``recovered``: again, after
-        the forget's process died (no rows; the cache entries by ``cache_keys``)."""
-        self.access.drop(user_id, None if whole_user else [r[1] for r in rows])
-        self._forget_texts([r[2] for r in rows if r[2] is not None], cache_keys)
+        """A whole user's HNSW index goes (the rows took their index entries with them)."""
         if whole_user:
             try:
                 self.ann.drop(user_id)
             except Exception:  # committed: the index only holds rows that are gone
                 logger.exception("dropping the HNSW index of user %s failed", user_id)
-        logger.info("deleted %d records of user %s", len(rows), user_id)
 
     def _forget(
         self, user_id: str, select: Callable[[PostgresTx], Sequence[Row]], *, whole_user: bool

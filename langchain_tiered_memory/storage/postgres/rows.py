@@ -1,57 +1,43 @@
-"""The ``records`` table of the Postgres record store: its columns, how a record is
-inserted, and how a row becomes a record.
+"""How the Postgres record store writes a record: one statement with both its indexes.
+
+The columns and how a row becomes a record are both stores'
+(:mod:`langchain_tiered_memory.storage.sql.records`).
 
 Example:
-    >>> row = (1, "r1", "ana", "t1", "fact", "likes tea", 1_700_000_000_000_000, None, 5.0,
-    ...        "[]", "{}", None)
-    >>> row_record(row).text
-    'likes tea'
     >>> "ON CONFLICT DO NOTHING RETURNING rid, id" in record_insert_sql()
     True
 """
 
 from __future__ import annotations
 
-import json
-from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
 
 from langchain_tiered_memory.records import MemoryRecord
-from langchain_tiered_memory.storage.codec import from_micros
 from langchain_tiered_memory.storage.postgres.db import postgres_sql
 from langchain_tiered_memory.storage.postgres.keywords import document_text
 from langchain_tiered_memory.storage.postgres.schema import TS_CONFIG, small_tsv_sql
-from langchain_tiered_memory.storage.sql.records import record_values
+from langchain_tiered_memory.storage.sql.records import RECORD_COLUMNS, record_values
 
 __all__ = [
     "CHUNK",
-    "COLUMNS",
     "INSERT",
     "UPSERT",
     "insert_params",
     "record_insert_sql",
-    "row_record",
     "stored_vector",
 ]
 
 #: Ids per ``= ANY(?)`` list.
 CHUNK = 1000
-#: The ``records`` columns (table aliased ``r``) a record is read from, in
-#: :func:`row_record`'s order.
-COLUMNS = (
-    "r.rid, r.id, r.user_id, r.thread_id, r.kind, r.text, r.created_at, r.last_accessed_at, "
-    "r.importance, r.sources, r.metadata, r.expires_at"
-)
 
 
 def record_insert_sql(*, with_rid: bool = False) -> str:
     """The ``INSERT`` of one record (``?`` placeholders: [rid,] id, user_id, thread_id,
     kind, text, created_at, last_accessed_at, importance, sources, metadata, expires_at,
     vector, keyword text); skips an id stored already and returns ``rid, id``."""
-    names = ["id", "user_id", "thread_id", "kind", "text", "created_at", "last_accessed_at"]
-    names += ["importance", "sources", "metadata", "expires_at", "embedding"]
+    names = [*RECORD_COLUMNS, "embedding"]
     types = ["text", "text", "text", "text", "text", "bigint", "bigint", "float8", "text"]
     types += ["text", "bigint", "vector"]
     if with_rid:
@@ -73,20 +59,8 @@ UPSERT = INSERT.replace(
     "ON CONFLICT (id) DO UPDATE SET "
     + ", ".join(
         f"{c}=EXCLUDED.{c}"
-        for c in [
-            "thread_id",
-            "kind",
-            "text",
-            "created_at",
-            "last_accessed_at",
-            "importance",
-            "sources",
-            "metadata",
-            "expires_at",
-            "embedding",
-            "tsv",
-            "tsv_small",
-        ]
+        for c in (*RECORD_COLUMNS, "embedding", "tsv", "tsv_small")
+        if c not in ("id", "user_id")
     )
     + " WHERE records.user_id = EXCLUDED.user_id",
 )
@@ -100,24 +74,6 @@ def insert_params(
     row = (*record_values(record, sources, metadata).values(), vector, document_text(record.text))
     return tuple(
         v.replace("\x00", "\ufffd") if isinstance(v, str) and "\x00" in v else v for v in row
-    )
-
-
-def row_record(row: Sequence[Any]) -> MemoryRecord:
-    """The record of a row read with :data:`COLUMNS` (more columns may follow)."""
-    sources, metadata = row[9], row[10]
-    return MemoryRecord(
-        row[1],
-        row[2],
-        row[3],
-        row[4],
-        row[5],
-        from_micros(row[6]),
-        from_micros(row[7]) if row[7] is not None else None,
-        float(row[8]),
-        () if sources == "[]" else tuple(json.loads(sources)),
-        {} if metadata == "{}" else json.loads(metadata),
-        from_micros(row[11]) if row[11] is not None else None,
     )
 
 

@@ -15,6 +15,7 @@ Example:
 from __future__ import annotations
 
 import json
+import logging
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from datetime import datetime, timezone
@@ -43,20 +44,27 @@ from langchain_tiered_memory.storage.sql.audit import AuditLog
 from langchain_tiered_memory.storage.vectors import unit_rows
 
 __all__ = [
+    "COLUMNS",
+    "RECORD_COLUMNS",
+    "R_COLUMNS",
     "PreparedRecords",
     "Row",
     "SQLRecordStore",
     "audit_added",
+    "audit_replaced",
     "check_owners",
     "chunks",
     "live_hits",
     "live_records",
     "query_unit_vector",
     "record_values",
+    "row_record",
     "same_embedder",
     "settable_values",
     "wrong_embedder",
 ]
+
+logger = logging.getLogger(__name__)
 
 _T = TypeVar("_T")
 
@@ -162,29 +170,78 @@ def audit_added(
             audit.insert(tx, "write", user_id=user_id, thread_id=thread_id, payload=payload)
 
 
+#: A record's columns in the ``records`` table of both stores (after its row id, ``rid``),
+#: in the order of :func:`record_values` and :func:`row_record`.
+RECORD_COLUMNS: tuple[str, ...] = (
+    "id",
+    "user_id",
+    "thread_id",
+    "kind",
+    "text",
+    "created_at",
+    "last_accessed_at",
+    "importance",
+    "sources",
+    "metadata",
+    "expires_at",
+)
+#: The columns a record is read from (its row id first), in :func:`row_record`'s order.
+COLUMNS = ", ".join(("rid", *RECORD_COLUMNS))
+#: :data:`COLUMNS` of the table aliased ``r``.
+R_COLUMNS = ", ".join(f"r.{c}" for c in ("rid", *RECORD_COLUMNS))
+
+
+def row_record(row: Sequence[Any]) -> MemoryRecord:
+    """The record of a row read with :data:`COLUMNS` (more columns may follow).
+
+    Example:
+        >>> row = (1, "r1", "ana", "t1", "fact", "likes tea", 1_700_000_000_000_000, None,
+        ...        5.0, "[]", "{}", None)
+        >>> row_record(row).text
+        'likes tea'
+    """
+    # recall hydrates a few hundred rows per query: positional arguments (in field
+    # order, checked by the round-trip tests) and no JSON parser for empty values
+    sources, metadata = row[9], row[10]
+    return MemoryRecord(
+        row[1],  # id
+        row[2],  # user_id
+        row[3],  # thread_id
+        row[4],  # kind
+        row[5],  # text
+        from_micros(row[6]),  # created_at
+        from_micros(row[7]) if row[7] is not None else None,  # last_accessed_at
+        float(row[8]),  # importance
+        () if sources == "[]" else tuple(json.loads(sources)),
+        {} if metadata == "{}" else json.loads(metadata),
+        from_micros(row[11]) if row[11] is not None else None,  # expires_at
+    )
+
+
 def record_values(record: MemoryRecord, sources: str, metadata: str) -> dict[str, Any]:
-    """A record's values by column of the ``records`` table, in its order (``sources`` and
-    ``metadata`` its JSON from :func:`~..codec.encode_record`): what both stores insert.
-    All but ``id``, ``user_id`` and ``text`` are what an update in place sets.
+    """A record's values by column (:data:`RECORD_COLUMNS`; ``sources`` and ``metadata``
+    its JSON from :func:`~..codec.encode_record`): what both stores insert. All but
+    ``id``, ``user_id`` and ``text`` are what an update in place sets.
 
     Example:
         >>> r = MemoryRecord.new(user_id="ana", kind="fact", text="tea", id="r1")
         >>> list(record_values(r, "[]", "{}"))[:6]
         ['id', 'user_id', 'thread_id', 'kind', 'text', 'created_at']
     """
-    return {
-        "id": record.id,
-        "user_id": record.user_id,
-        "thread_id": record.thread_id,
-        "kind": record.kind,
-        "text": record.text,
-        "created_at": to_micros(record.created_at),
-        "last_accessed_at": to_micros(record.last_accessed_at) if record.last_accessed_at else None,
-        "importance": float(record.importance),
-        "sources": sources,
-        "metadata": metadata,
-        "expires_at": to_micros(record.expires_at) if record.expires_at else None,
-    }
+    values = (
+        record.id,
+        record.user_id,
+        record.thread_id,
+        record.kind,
+        record.text,
+        to_micros(record.created_at),
+        to_micros(record.last_accessed_at) if record.last_accessed_at else None,
+        float(record.importance),
+        sources,
+        metadata,
+        to_micros(record.expires_at) if record.expires_at else None,
+    )
+    return dict(zip(RECORD_COLUMNS, values, strict=True))
 
 
 def settable_values(record: MemoryRecord, sources: str, metadata: str) -> dict[str, Any]:
@@ -193,6 +250,13 @@ def settable_values(record: MemoryRecord, sources: str, metadata: str) -> dict[s
     for key in ("id", "user_id", "text"):
         del values[key]
     return values
+
+
+def audit_replaced(audit: AuditLog, tx: Tx, record: MemoryRecord, op: str, **facts: bool) -> None:
+    """Write the ``write`` audit event of an update (``op`` ``update``) or a put (``put``)
+    of one record, with ``facts`` such as ``text_changed`` or ``replaced``."""
+    payload: dict[str, Any] = {"op": op, "ids": [record.id], **facts}
+    audit.insert(tx, "write", user_id=record.user_id, thread_id=record.thread_id, payload=payload)
 
 
 def query_unit_vector(
@@ -258,8 +322,6 @@ class SQLRecordStore(RecordStore, Generic[_Entry]):
     access: AccessTimes
     #: Embeds records for dense search (``None``: keyword search only).
     embeddings: Embeddings | None = None
-    #: The columns of a row (qualified with ``r.``), decoded by :meth:`_decode`.
-    _record_columns: str
     #: The largest id list per statement.
     _id_chunk: int
     #: What locks a row read before it is changed (Postgres: ``FOR UPDATE``).
@@ -272,11 +334,6 @@ class SQLRecordStore(RecordStore, Generic[_Entry]):
     _dim: int | None = None
 
     # -- the dialect -------------------------------------------------------------------
-
-    @staticmethod
-    def _decode(row: Sequence[Any]) -> MemoryRecord:
-        """The record of a row of :attr:`_record_columns`."""
-        raise NotImplementedError
 
     def _ids_in(self, ids: Sequence[Any], column: str = "r.id") -> tuple[str, list[Any]]:
         """The dialect's ``column`` in ``ids`` test and its parameters."""
@@ -312,17 +369,10 @@ class SQLRecordStore(RecordStore, Generic[_Entry]):
         then :meth:`finish_forget`; returns how many."""
         raise NotImplementedError
 
-    def finish_forget(
-        self,
-        user_id: str,
-        rows: Sequence[Row],
-        *,
-        whole_user: bool,
-        cache_keys: Sequence[str] = (),
-        recovered: bool = False,
+    def _purge_indexes(
+        self, user_id: str, rows: Sequence[Row], *, whole_user: bool, recovered: bool
     ) -> None:
-        """After a forget committed: purge indexes and caches of the deleted rows (again
-        after a crash: ``recovered``, with no rows, the cache entries by ``cache_keys``)."""
+        """After a forget committed: purge what the dialect's indexes keep of the rows."""
         raise NotImplementedError
 
     def _write_access(self, rows: Sequence[tuple[str, str, int]]) -> int:
@@ -409,7 +459,7 @@ class SQLRecordStore(RecordStore, Generic[_Entry]):
 
     def _hydrate(self, row: Sequence[Any]) -> MemoryRecord:
         """The record of a row, with any access time noted but not written yet."""
-        record = self._decode(row)
+        record = row_record(row)
         if self.access.any_pending:
             noted = self.access.pending(record.id)
             if noted is not None and noted[0] == record.user_id:
@@ -421,7 +471,7 @@ class SQLRecordStore(RecordStore, Generic[_Entry]):
         found: dict[str, MemoryRecord] = {}
         for chunk in chunks(list(dict.fromkeys(ids)), self._id_chunk):
             test, params = self._ids_in(chunk)
-            sql = f"SELECT {self._record_columns} FROM records r WHERE {test}"
+            sql = f"SELECT {R_COLUMNS} FROM records r WHERE {test}"
             if user_id is not None:
                 sql += f" AND {self._owner_is()}"
                 params.append(user_id)
@@ -434,8 +484,7 @@ class SQLRecordStore(RecordStore, Generic[_Entry]):
         flt = RecordFilter.of(where)
         where, params = flt.sql("r")
         rows = self._db.query(
-            f"SELECT {self._record_columns} FROM records r WHERE {where} "
-            "ORDER BY r.created_at, r.rid",
+            f"SELECT {R_COLUMNS} FROM records r WHERE {where} ORDER BY r.created_at, r.rid",
             params,
         )
         return live_records(self._hydrate(row) for row in rows)
@@ -488,8 +537,7 @@ class SQLRecordStore(RecordStore, Generic[_Entry]):
         for chunk in chunks(list(best), self._id_chunk):
             test, ids = self._ids_in(chunk, "r.rid")
             rows = self._db.query(
-                f"SELECT {self._record_columns} FROM records r{self._by_rid} "
-                f"WHERE {test} AND {where}",
+                f"SELECT {R_COLUMNS} FROM records r{self._by_rid} WHERE {test} AND {where}",
                 [*ids, *params],
             )
             found.update((int(row[0]), self._hydrate(row)) for row in rows)
@@ -682,7 +730,7 @@ class SQLRecordStore(RecordStore, Generic[_Entry]):
         By ``ids`` (missing ones skipped), else of ``kinds``, else all of them.
         """
         found: list[Sequence[Any]] = []
-        columns = self._record_columns
+        columns = R_COLUMNS
         if ids is not None:
             for chunk in chunks(list(dict.fromkeys(ids)), self._id_chunk):
                 test, params = self._ids_in(chunk)
@@ -693,7 +741,7 @@ class SQLRecordStore(RecordStore, Generic[_Entry]):
         else:
             where, params = RecordFilter(user_id, kinds=kinds or None).sql("r")
             found = tx.execute(f"SELECT {columns} FROM records r WHERE {where}", params).fetchall()
-        return [((int(r[0]), str(r[1]), str(r[5])), self._decode(r)) for r in found]
+        return [((int(r[0]), str(r[1]), str(r[5])), row_record(r)) for r in found]
 
     def user_rows(self, tx: Any, user_id: str, *, thread_id: str | None = None) -> list[Row]:
         """Every ``(rid, id, text)`` row of a user (or of one of their threads), inside ``tx``."""
@@ -723,6 +771,27 @@ class SQLRecordStore(RecordStore, Generic[_Entry]):
         elif rows:
             self.audit.insert(tx, "delete", user_id=user_id, payload={"ids": [r[1] for r in rows]})
         return rows
+
+    def finish_forget(
+        self,
+        user_id: str,
+        rows: Sequence[Row],
+        *,
+        whole_user: bool,
+        cache_keys: Sequence[str] = (),
+        recovered: bool = False,
+    ) -> None:
+        """After a forget committed: purge the indexes of the deleted rows, their noted
+        access times and their texts' embedding-cache entries.
+
+        ``recovered`` (the forget's process died after the commit): there are
+        no rows; the indexes catch up by themselves and the cache entries go by
+        ``cache_keys``. Every step may run twice.
+        """
+        self._purge_indexes(user_id, rows, whole_user=whole_user, recovered=recovered)
+        self.access.drop(user_id, None if whole_user else [str(r[1]) for r in rows])
+        self._forget_texts([str(r[2]) for r in rows if r[2] is not None], cache_keys)
+        logger.info("deleted %d records of user %s", len(rows), user_id)
 
     def delete(self, ids: Sequence[str], *, user_id: str) -> int:
         """Forget these records of ``user_id`` (ids of other users are ignored): the rows,

@@ -52,6 +52,7 @@ from langchain_tiered_memory.storage.sql.records import (
     PreparedRecords,
     Row,
     SQLRecordStore,
+    audit_replaced,
     check_owners,
     query_unit_vector,
     record_values,
@@ -63,10 +64,8 @@ from langchain_tiered_memory.storage.sqlite.meta import stored_dim, take_embedde
 from langchain_tiered_memory.storage.sqlite.outbox import VectorIndexSync
 from langchain_tiered_memory.storage.sqlite.rows import (
     CHUNK,
-    R_COLUMNS,
     id_chunks,
     marks,
-    row_record,
 )
 from langchain_tiered_memory.storage.sqlite.schema import create_schema, write_meta
 from langchain_tiered_memory.storage.vectors import (
@@ -123,7 +122,6 @@ class BaseSQLiteArchive(SQLRecordStore[VectorEntry]):
     #: records is one FTS5 table (five SQLite tables), parsed by every new
     #: connection, so more shards make connections slower to open.
     fts_shards: int = 128
-    _record_columns = R_COLUMNS
     _id_chunk = CHUNK
     # look hits up by row id; left to itself the planner walks the user's whole
     # (user_id, ...) index and reads every one of their rows
@@ -398,13 +396,7 @@ class BaseSQLiteArchive(SQLRecordStore[VectorEntry]):
                         f"UPDATE records SET {', '.join(f'{c}=?' for c in sets)} WHERE rid=?",
                         [*sets.values(), rid],
                     )
-                self.audit.insert(
-                    conn,
-                    "write",
-                    user_id=record.user_id,
-                    thread_id=record.thread_id,
-                    payload={"op": "update", "ids": [record.id], "text_changed": changed},
-                )
+                audit_replaced(self.audit, conn, record, "update", text_changed=changed)
             if changed:
                 old = VectorKey(int(row[0]), record.id)
 
@@ -442,13 +434,7 @@ class BaseSQLiteArchive(SQLRecordStore[VectorEntry]):
                 if vector is not None and self._dim is None:
                     write_meta(conn, "dim", str(vector.shape[0]))
                 rid = self._insert(conn, record, sources, metadata, vector)
-                self.audit.insert(
-                    conn,
-                    "write",
-                    user_id=record.user_id,
-                    thread_id=record.thread_id,
-                    payload={"op": "put", "ids": [record.id], "replaced": row is not None},
-                )
+                audit_replaced(self.audit, conn, record, "put", replaced=row is not None)
             if vector is not None and self._dim is None:
                 self._dim = int(vector.shape[0])
             self._user_sizes.pop(record.user_id, None)
@@ -478,13 +464,11 @@ class BaseSQLiteArchive(SQLRecordStore[VectorEntry]):
                     ).rowcount
         return done
 
-    _decode = staticmethod(row_record)
-
     def _ids_in(self, ids: Sequence[Any], column: str = "r.id") -> tuple[str, list[Any]]:
         return f"{column} IN ({marks(len(ids))})", list(ids)
 
     def _owner_is(self, column: str = "r.user_id") -> str:
-        return f"+{column}=?"  # +: see the note above rows.COLUMNS
+        return f"+{column}=?"  # +: see the note in .rows
 
     # ---- forgetting
 
@@ -528,22 +512,11 @@ class BaseSQLiteArchive(SQLRecordStore[VectorEntry]):
                 conn.execute("DELETE FROM deleted_vectors WHERE seq<=?", (cut,))
                 write_meta(conn, "vectors_pruned_through", str(cut))
 
-    def finish_forget(
-        self,
-        user_id: str,
-        rows: Sequence[Sequence[Any]],
-        *,
-        whole_user: bool,
-        cache_keys: Sequence[str] = (),
-        recovered: bool = False,
+    def _purge_indexes(
+        self, user_id: str, rows: Sequence[Row], *, whole_user: bool, recovered: bool
     ) -> None:
-        """After a forget committed: drop the vectors, rewrite the index file, truncate
-        the WAL, and remove the texts' embedding-cache entries.
-
-        ``recovered`` (the forget's process died after the commit): there are
-        no rows; the index catches up from the deletion log and is rewritten,
-        and the cache entries go by ``cache_keys``.
-        """
+        """Drop the vectors, rewrite the index file and truncate the WAL (``recovered``:
+        the index catches up from the deletion log and is rewritten)."""
         keys = [VectorKey(int(r[0]), str(r[1])) for r in rows]
 
         def update() -> None:
@@ -556,9 +529,6 @@ class BaseSQLiteArchive(SQLRecordStore[VectorEntry]):
         finally:
             if rows or whole_user or recovered:
                 self._db.checkpoint()
-        self.access.drop(user_id, None if whole_user else [str(r[1]) for r in rows])
-        self._forget_texts([str(r[2]) for r in rows if r[2] is not None], cache_keys)
-        logger.info("deleted %d records of user %s", len(rows), user_id)
 
     # ---- reading
 
