@@ -14,7 +14,10 @@ Configuration, read when the server loads the graph:
   SmolLM2, ``pip install 'langchain-tiered-memory[local]'``) or ``"echo"``
   (no LLM: replies with what the memory put in the prompt). A run may pick
   another with ``config={"configurable": {"model": ...}}``. A bad value fails
-  when the graph loads, not at the first turn.
+  when the graph loads, not at the first turn. A model chosen per run only
+  answers: facts are written by the rules (a thread's memory outlives a run);
+  build the graph with ``build_memory_graph(model, ...)`` to have the model
+  write them.
 * ``TIERED_MEMORY_HOME``: the memory's data directory (default
   ``.tiered-memory``), or a ``postgresql://`` URL: every server worker then
   shares one memory (see ``docs/howto/postgres.md``).
