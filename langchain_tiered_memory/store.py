@@ -97,7 +97,7 @@ class MemoryStore:
     Args:
         path: The data directory (created if missing; its parent must exist),
             a ``postgresql://user:password@host/db`` URL (Postgres with
-            pgvector: ``pip install 'langchain-tiered-memory[postgres]'``), or
+            pgvector: the ``postgres`` extra, ``pip install -e '.[postgres]'``), or
             ``None`` for a store in this process's memory only.
         embeddings: Any LangChain ``Embeddings``; an embedder name
             (``"minilm"``, ``"e5"`` for Chinese and other languages,

@@ -74,7 +74,9 @@ def postgres_server() -> Iterator[str]:
     try:
         import pgserver
     except ImportError as exc:
-        _postgres_unavailable(f"pgserver is not installed ({exc}): pip install -e '.[dev]'")
+        _postgres_unavailable(
+            f"pgserver is not installed ({exc}): pip install -e '.[dev]' -e ./benchmarks"
+        )
     try:
         server = pgserver.get_server(tempfile.mkdtemp(prefix="tm-pg-"), cleanup_mode="delete")
     except Exception as exc:  # noqa: BLE001 - any failure to start is a reason to skip

@@ -61,6 +61,7 @@ from typing import Any, Literal
 
 from langchain_core.embeddings import Embeddings
 
+from langchain_tiered_memory.extras import install_hint
 from langchain_tiered_memory.recall.calibration import default_min_score
 from langchain_tiered_memory.recall.hybrid import Recaller
 from langchain_tiered_memory.recall.ranker import LinearRanker
@@ -254,9 +255,7 @@ def bm25_ranker(depth: int) -> Ranker:
     try:
         import bm25s
     except ImportError as exc:
-        raise ImportError(
-            "the BM25 peer needs bm25s: pip install 'langchain-tiered-memory[bench]'"
-        ) from exc
+        raise ImportError(f"the BM25 peer needs bm25s: {install_hint('bench')}") from exc
 
     logging.getLogger("bm25s").setLevel(logging.WARNING)
 

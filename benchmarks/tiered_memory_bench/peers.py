@@ -24,7 +24,7 @@ that reads the peer's summarisation prompt and answers with
 capped at the same number of tokens. Given a real chat model instead, the
 peers call that model. Summariser calls are counted with a callback.
 
-Install the peers with ``pip install 'langchain-tiered-memory[bench]'``.
+The peers come with this distribution (``pip install -e ./benchmarks`` in a checkout).
 
 Example:
     >>> from langchain_core.messages import AIMessage, HumanMessage
@@ -57,6 +57,7 @@ from langchain_core.messages import (
 from langchain_core.outputs import ChatGeneration, ChatResult
 
 from langchain_tiered_memory.budget.tokens import OpenAITokenCounter, TokenCounter
+from langchain_tiered_memory.extras import install_hint
 from langchain_tiered_memory.tiers.summarize import ExtractiveSummarizer
 from langchain_tiered_memory.values.turns import Turn, message_text
 
@@ -76,7 +77,7 @@ __all__ = [
 #: Peer names, in report order.
 PEERS = ("full_history", "trim_messages", "langmem_summarization_node", "classic_summary_buffer")
 
-_INSTALL_HINT = "pip install 'langchain-tiered-memory[bench]'"
+_INSTALL_HINT = install_hint("bench")
 
 # the summarisation prompts of the peers, as the fake chat model recognises them
 _LANGMEM_INITIAL = "Create a summary of the conversation above:"

@@ -52,6 +52,7 @@ from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import BaseMessage, SystemMessage
 
 from langchain_tiered_memory.budget.tokens import TokenCounter
+from langchain_tiered_memory.extras import install_hint
 from langchain_tiered_memory.memory import TieredMemory
 from langchain_tiered_memory.tiers.summarize import LLMSummarizer, Summarizer
 from langchain_tiered_memory.write.writer import Extractor
@@ -391,7 +392,7 @@ def _peer_summarizer_note(
 def plot_tokens(result: dict[str, Any], path: str) -> None:
     """Draw prompt tokens per turn (tiered vs full history) with the budget line.
 
-    Needs ``matplotlib`` (``pip install 'langchain-tiered-memory[bench]'``).
+    Needs ``matplotlib`` (a dependency of the benches: ``pip install -e ./benchmarks``).
     """
     try:
         import matplotlib
@@ -399,9 +400,7 @@ def plot_tokens(result: dict[str, Any], path: str) -> None:
         matplotlib.use("Agg")
         import matplotlib.pyplot as plt
     except ImportError as exc:  # pragma: no cover - depends on the environment
-        raise ImportError(
-            "Plotting needs matplotlib: pip install 'langchain-tiered-memory[bench]'"
-        ) from exc
+        raise ImportError(f"Plotting needs matplotlib: {install_hint('bench')}") from exc
     conv = result["per_conversation"][0]
     if "prompt_tokens" not in conv:
         raise ValueError("run the bench with keep_series=True to plot it")

@@ -31,6 +31,7 @@ from langchain_tiered_memory.cli.common import (
     require_module,
     write_json,
 )
+from langchain_tiered_memory.cli.output import print_wrapped
 from langchain_tiered_memory.cli.plugins import listing_entry, load_plugin, plugin_names
 from langchain_tiered_memory.version import __version__
 
@@ -153,9 +154,10 @@ def demo(
     try:
         chat_model = resolve_chat_model(model, what="--model")
     except ImportError as exc:
-        console.print(
-            f"[yellow]{escape(str(exc))}[/]\n(continuing without a model: the demo shows the "
-            "context a model would receive)"
+        print_wrapped(console, str(exc), style="yellow")
+        print_wrapped(
+            console,
+            "(continuing without a model: the demo shows the context a model would receive)",
         )
         chat_model = None
     result = run_demo(

@@ -35,6 +35,7 @@ from typing import Any
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage
 
 from langchain_tiered_memory.budget.context import ContextWindow
+from langchain_tiered_memory.integrations.forgetting import forget_named
 from langchain_tiered_memory.memory import TieredMemory
 from langchain_tiered_memory.values.turns import message_text
 
@@ -245,15 +246,7 @@ class ChatSession:
         if arg == "all":
             self.memory.forget_user()
             return f"forgot everything about {self.memory.user_id}"
-        if any(f.subject == arg.lower() for f in self.memory.core.history()):
-            removed = self.memory.forget_fact(arg)
-            return f"forgot {len(removed)} version(s) of {arg!r}"
         try:
-            report = self.memory.forget_about(arg)
-        except ValueError:
-            return f"nothing to match in {arg!r}: name what to forget"
-        if report.found:
-            return f"forgot {report.summary()} about {arg!r}"
-        facts = self.memory.core.active()
-        there = ", ".join(f"{f.subject} ({f.content})" for f in facts) or "none"
-        return f"nothing in memory matches {arg!r}; core facts: {there}"
+            return forget_named(self.memory, arg)
+        except ValueError as exc:
+            return str(exc)

@@ -10,8 +10,8 @@ Example:
     >>> try:
     ...     require_module("no_such_module_xyz", "--plot", "bench")
     ... except typer.BadParameter as exc:
-    ...     print(exc)
-    needs no_such_module_xyz: pip install 'langchain-tiered-memory[bench]'
+    ...     print(exc)  # doctest: +ELLIPSIS
+    needs no_such_module_xyz: pip install -e '.[bench]' -e ./benchmarks in a checkout (or ...)
     >>> memory_location(Path("./memory"), None)
     PosixPath('memory')
 """
@@ -28,6 +28,7 @@ from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TimeRemainingColumn
 
 from langchain_tiered_memory.cli.output import plain_console
+from langchain_tiered_memory.extras import install_hint
 from langchain_tiered_memory.storage.errors import StorageError
 
 __all__ = [
@@ -102,9 +103,7 @@ def require_module(module: str, option: str, extra: str) -> None:
         typer.BadParameter: naming ``option`` and the extra that installs ``module``.
     """
     if importlib.util.find_spec(module) is None:
-        raise typer.BadParameter(
-            f"needs {module}: pip install 'langchain-tiered-memory[{extra}]'", param_hint=option
-        )
+        raise typer.BadParameter(f"needs {module}: {install_hint(extra)}", param_hint=option)
 
 
 #: What ``--extractor`` of ``chat`` and ``mcp`` takes.

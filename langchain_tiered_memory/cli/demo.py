@@ -23,7 +23,7 @@ from rich.text import Text
 from langchain_tiered_memory.budget.context import CORE_HEADER, RECALL_HEADER, ContextWindow
 from langchain_tiered_memory.budget.markup import SUMMARY_HEADER
 from langchain_tiered_memory.cli.demo_script import LATE_QUESTIONS, SESSIONS
-from langchain_tiered_memory.cli.output import plain_console
+from langchain_tiered_memory.cli.output import clip, plain_console, print_wrapped
 from langchain_tiered_memory.memory import TieredMemory
 from langchain_tiered_memory.storage.base import RecordFilter
 from langchain_tiered_memory.store import MemoryStore
@@ -45,6 +45,9 @@ SYSTEM_PROMPT = (
     "core memory, and use recalled memories when they answer the question."
 )
 _COLOURS = {"system": "magenta", "core": "yellow", "buffer": "cyan", "recall": "green"}
+#: The longest a turn's opening words or a recalled record run on their line.
+TURN_CHARS = 60
+RECALLED_CHARS = 160
 
 
 def token_bar(context: ContextWindow, width: int = 50) -> Text:
@@ -194,7 +197,23 @@ def describe_event(event: CompressionEvent) -> str:
 def _print_events(console: Console, events: list[CompressionEvent]) -> None:
     for event in events:
         style = "bold blue" if event.evicted_turns else "bold red"
-        console.print(f"    {describe_event(event)}", style=style, markup=False)
+        print_wrapped(console, describe_event(event), indent=4, style=style)
+
+
+def _bar_width(console: Console) -> int:
+    """The token bar's cells: 50, fewer on a narrow console (so a turn's line fits)."""
+    return max(10, min(50, console.width - 46))
+
+
+def _turn_line(console: Console, number: int, context: ContextWindow, said: str) -> Text:
+    """One turn on one line that fits the console: number, bar, tokens, and the user's
+    opening words (cut at a word boundary)."""
+    line = Text(f"{number:>3} ")
+    line.append_text(token_bar(context, width=_bar_width(console)))
+    line.append(f" {context.total_tokens:>5}/{context.input_budget} ")
+    room = min(TURN_CHARS, console.width - len(line.plain))
+    line.append(clip(said, max(room, 8)), style="dim")
+    return line
 
 
 def _replay(memory: TieredMemory, console: Console, model: BaseChatModel | None) -> DemoResult:
@@ -207,9 +226,10 @@ def _replay(memory: TieredMemory, console: Console, model: BaseChatModel | None)
             legend.append(f"{section} ", style=colour)
         console.print(legend)
     else:
-        console.print(
+        print_wrapped(
+            console,
             "bar: tokens per section (system, core, buffer, recall) - their colours show in a "
-            "terminal; here the bar is plain"
+            "terminal; here the bar is plain",
         )
     number = 0
     for title, turns in SESSIONS:
@@ -220,11 +240,7 @@ def _replay(memory: TieredMemory, console: Console, model: BaseChatModel | None)
             context = memory.build_context()
             result.max_prompt_tokens = max(result.max_prompt_tokens, context.total_tokens)
             events += memory.add_messages([AIMessage(turn.reply)])
-            line = Text(f"{number:>3} ")
-            line.append_text(token_bar(context))
-            line.append(f" {context.total_tokens:>5}/{context.input_budget} ")
-            line.append(turn.user[:40], style="dim")
-            console.print(line)
+            console.print(_turn_line(console, number, context, turn.user), soft_wrap=True)
             _print_events(console, events)
     console.rule("Late questions", style="dim")
     for question, needles in LATE_QUESTIONS:
@@ -249,27 +265,25 @@ def _replay(memory: TieredMemory, console: Console, model: BaseChatModel | None)
                 "recalled": [r.text for r in context.recalled],
             }
         )
-        console.print(Text(f"Q: {question}", style="bold"))
-        console.print(token_bar(context))
+        print_wrapped(console, f"Q: {question}", style="bold")
+        console.print(token_bar(context, width=_bar_width(console)))
         if gate is not None:
-            console.print(
-                f"   gate: {'recall' if gate.recall else 'no recall'} - {gate.reason}",
-                style="magenta",
-                markup=False,
-            )
+            said = f"gate: {'recall' if gate.recall else 'no recall'} - {gate.reason}"
+            print_wrapped(console, said, indent=3, style="magenta")
         for item in context.recalled:
-            console.print(
-                f"   recalled ({recall_label(item.source)}, score {item.score or 0:.2f}): "
-                f"{item.text[:90]}",
+            print_wrapped(
+                console,
+                f"recalled ({recall_label(item.source)}, score {item.score or 0:.2f}): "
+                f"{clip(' / '.join(item.text.splitlines()), RECALLED_CHARS)}",
+                indent=3,
                 style="green",
-                markup=False,
             )
         for needle, where in found.items():
             style = "green" if where else "red"
-            console.print(
-                f"   fact {needle!r}: {where or 'NOT in context'}", style=style, markup=False
+            print_wrapped(
+                console, f"fact {needle!r}: {where or 'NOT in context'}", indent=3, style=style
             )
-        console.print(f"   A: {reply}", markup=False)
+        print_wrapped(console, f"A: {reply}", indent=3)
         _print_events(console, events)
     result.turns = number
     result.compressions = sum(1 for e in memory.events if e.kind == "compression")
@@ -280,10 +294,11 @@ def _replay(memory: TieredMemory, console: Console, model: BaseChatModel | None)
     else:
         result.archived_turns = len(getattr(memory.archive, "turns", []))
     console.rule("Summary")
-    console.print(
+    print_wrapped(
+        console,
         f"{result.turns} turns, largest prompt {result.max_prompt_tokens} tokens "
         f"(budget {result.input_budget}), {result.compressions} compressions, "
-        f"{result.archived_turns} turns archived."
+        f"{result.archived_turns} turns archived.",
     )
     verdict = (
         "all early facts reached the late prompts"

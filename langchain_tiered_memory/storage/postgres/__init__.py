@@ -11,6 +11,6 @@
   operations over all of it, LangGraph checkpointers, retries, ``VACUUM``);
 * :mod:`.migrate` - ``tiered-memory migrate``: a SQLite data directory into Postgres.
 
-Needs ``pip install 'langchain-tiered-memory[postgres]'`` (psycopg 3, its
+Needs the ``postgres`` extra, ``pip install -e '.[postgres]'`` in a checkout (psycopg 3, its
 pool, pgvector's adapter, LangGraph's Postgres checkpointer).
 """

@@ -34,6 +34,7 @@ from typing import Any, TypeVar
 
 from langchain_core.embeddings import Embeddings
 
+from langchain_tiered_memory.extras import install_hint
 from langchain_tiered_memory.storage.errors import StorageError
 from langchain_tiered_memory.storage.postgres.ann import SESSION_EF_SEARCH, AnnIndexes
 from langchain_tiered_memory.storage.postgres.db import (
@@ -285,15 +286,15 @@ class PostgresBackend(SQLBackend):
 
         Raises:
             ImportError: without ``langgraph-checkpoint-postgres``
-                (``pip install 'langchain-tiered-memory[postgres]'``).
+                (the ``postgres`` extra: ``pip install -e '.[postgres]'`` in a checkout).
         """
         if self._saver is None:
             try:
                 from langgraph.checkpoint.postgres import PostgresSaver
             except ImportError as exc:  # pragma: no cover - a dependency of the extra
                 raise ImportError(
-                    "the Postgres checkpointer needs langgraph-checkpoint-postgres: pip install "
-                    "'langchain-tiered-memory[postgres]'"
+                    "the Postgres checkpointer needs langgraph-checkpoint-postgres: "
+                    f"{install_hint('postgres')}"
                 ) from exc
             from psycopg.rows import dict_row
             from psycopg_pool import ConnectionPool
