@@ -763,7 +763,7 @@ class TieredMemory:
         known: set[str] = set()
         buffered = {f"turn:{t.index}" for t in self._state.turns}
         for name in names[:8]:
-            hits = self.archive.keyword_search(name, user_id=self.user_id, n=3)
+            hits = self.archive.keyword_search(name, self.user_id, n=3)
             # what the buffer still holds (e.g. this very message) is not "known from before"
             if any(not set(r.sources) & buffered for r, _ in hits):
                 known.add(name)

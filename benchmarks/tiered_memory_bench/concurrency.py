@@ -50,6 +50,7 @@ from rich.table import Table
 
 from langchain_tiered_memory.budget.context import RecalledMemory
 from langchain_tiered_memory.records import MemoryRecord
+from langchain_tiered_memory.storage.base import RecordFilter
 from langchain_tiered_memory.store import MemoryStore
 from tiered_memory_bench.interrupt import keep_partial
 from tiered_memory_bench.overhead import HashEmbeddings
@@ -163,7 +164,9 @@ class _Worker:
         buffered = {t.index for t in state.turns}
         archived = {
             int(r.metadata.get("turn_index", -1))
-            for r in store.archive.records(_user_id(self.user), thread_id="bench", kinds="turn")
+            for r in store.archive.records(
+                RecordFilter(_user_id(self.user), thread_id="bench", kinds="turn")
+            )
         }
         return len(set(range(len(self.add_ms))) - buffered - archived)
 

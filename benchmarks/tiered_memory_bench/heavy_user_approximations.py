@@ -30,6 +30,7 @@ from typing import Any
 
 from langchain_core.embeddings import Embeddings
 
+from langchain_tiered_memory.storage.base import RecordFilter
 from langchain_tiered_memory.storage.faiss.index import FaissIndex
 from langchain_tiered_memory.storage.sqlite.archive import BaseSQLiteArchive
 from tiered_memory_bench.datasets import LocomoConversation, load_locomo
@@ -59,12 +60,12 @@ def forced(setting: str) -> Iterator[None]:
             real_search = saved[4]
             warmed: set[tuple[int, str]] = set()
 
-            def dense_search(self: BaseSQLiteArchive, query: Any, **kwargs: Any) -> Any:
-                key = (id(self), kwargs["user_id"])
-                if key not in warmed:  # build the index before the first question
-                    warmed.add(key)
-                    self.warm_up(kwargs["user_id"])
-                return real_search(self, query, **kwargs)
+            def dense_search(self: BaseSQLiteArchive, query: Any, where: Any, **kwargs: Any) -> Any:
+                user = RecordFilter.of(where).user_id
+                if (id(self), user) not in warmed:  # build the index before the first question
+                    warmed.add((id(self), user))
+                    self.warm_up(user)
+                return real_search(self, query, where, **kwargs)
 
             BaseSQLiteArchive.dense_search = dense_search  # type: ignore[method-assign]
         elif kind != "exact":

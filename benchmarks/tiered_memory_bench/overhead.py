@@ -319,8 +319,8 @@ def _measure(
         query, owner = _query(rng), user(j)
         vector = embeddings.embed_query(query)
         started = time.perf_counter()
-        dense = archive.dense_search(vector, user_id=owner, n=40)
-        keyword = archive.keyword_search(query, user_id=owner, n=40)
+        dense = archive.dense_search(vector, owner, n=40)
+        keyword = archive.keyword_search(query, owner, n=40)
         search_ms.append((time.perf_counter() - started) * 1000)
         assert all(r.user_id == owner for r, _ in (*dense, *keyword))
     add_ms = []

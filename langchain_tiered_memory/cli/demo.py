@@ -25,6 +25,7 @@ from langchain_tiered_memory.budget.markup import SUMMARY_HEADER
 from langchain_tiered_memory.cli.demo_script import LATE_QUESTIONS, SESSIONS
 from langchain_tiered_memory.cli.output import clip, plain_console, print_wrapped
 from langchain_tiered_memory.memory import TieredMemory
+from langchain_tiered_memory.storage.base import RecordFilter
 from langchain_tiered_memory.store import MemoryStore
 from langchain_tiered_memory.tiers.buffer import CompressionEvent
 from langchain_tiered_memory.values.turns import message_text
@@ -287,7 +288,9 @@ def _replay(memory: TieredMemory, console: Console, model: BaseChatModel | None)
     result.turns = number
     result.compressions = sum(1 for e in memory.events if e.kind == "compression")
     if memory.store is not None:
-        result.archived_turns = len(memory.archive.records(memory.user_id, kinds=["turn"]))
+        result.archived_turns = len(
+            memory.archive.records(RecordFilter(memory.user_id, kinds=["turn"]))
+        )
     else:
         result.archived_turns = len(getattr(memory.archive, "turns", []))
     console.rule("Summary")

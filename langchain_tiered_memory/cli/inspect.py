@@ -29,6 +29,7 @@ from rich.table import Table
 
 from langchain_tiered_memory.cli.output import literal
 from langchain_tiered_memory.records import RecordKind
+from langchain_tiered_memory.storage.base import RecordFilter
 from langchain_tiered_memory.storage.codec import record_to_dict
 from langchain_tiered_memory.store import MemoryStore
 
@@ -58,7 +59,7 @@ def inspect_user(
             "pending_summary_turns": [t.index for t in state.unsummarized],
         }
     core = store.core(user_id)
-    records = store.archive.records(user_id, kinds=kinds)
+    records = store.archive.records(RecordFilter(user_id, kinds=kinds))
     events = store.audit.events(user_id, limit=limit)
     return {
         "user_id": user_id,

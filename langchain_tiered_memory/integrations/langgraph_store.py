@@ -99,6 +99,7 @@ from langgraph.store.base.embed import get_text_at_path
 
 from langchain_tiered_memory.ids import check_id, check_text
 from langchain_tiered_memory.records import MemoryRecord
+from langchain_tiered_memory.storage.base import RecordFilter
 from langchain_tiered_memory.store import MemoryStore
 from langchain_tiered_memory.values.turns import clean_text
 
@@ -361,7 +362,7 @@ class TieredMemoryStore(BaseStore):
     def _records(self, user: str) -> list[MemoryRecord]:
         return [
             r
-            for r in self.memory.archive.records(user, kinds="observation")
+            for r in self.memory.archive.records(RecordFilter(user, kinds="observation"))
             if isinstance(r.metadata.get(_META), Mapping)
         ]
 
@@ -487,11 +488,11 @@ class TieredMemoryStore(BaseStore):
             n = max(1, archive.count(user))
             if embeddings is not None:
                 for record, cosine in archive.dense_search(
-                    query, user_id=user, kinds="observation", n=n
+                    query, RecordFilter(user, kinds="observation"), n=n
                 ):
                     scores[record.id] = float(cosine)
             for record, bm25 in archive.keyword_search(
-                query, user_id=user, kinds="observation", n=n
+                query, RecordFilter(user, kinds="observation"), n=n
             ):
                 keyword = float(bm25) / (1.0 + float(bm25)) if bm25 > 0 else 0.0
                 scores[record.id] = max(scores.get(record.id, keyword), keyword)

@@ -87,6 +87,7 @@ from langchain_tiered_memory.recall.signals import (
 from langchain_tiered_memory.recall.time_expressions import TimeWindow
 from langchain_tiered_memory.recall.weights import Fusion, RecallWeights, hand_scores
 from langchain_tiered_memory.records import MemoryRecord, RecordKind, ScoredRecord, utcnow
+from langchain_tiered_memory.storage.base import RecordFilter
 from langchain_tiered_memory.values import RecalledMemory
 
 logger = logging.getLogger(__name__)
@@ -436,33 +437,16 @@ class RecallArchive(Protocol):
     """What :class:`Recaller` needs from an archive (``SQLiteArchive`` has it)."""
 
     def dense_search(
-        self,
-        query: Any,
-        /,
-        *,
-        user_id: str,
-        thread_id: str | None = None,
-        kinds: Any = None,
-        since: datetime | None = None,
-        until: datetime | None = None,
-        n: int = 50,
+        self, query: Any, where: RecordFilter, /, *, n: int = 50
     ) -> list[tuple[MemoryRecord, float]]:
-        """Cosine-similarity hits for a query vector, best first."""
+        """Cosine-similarity hits for a query vector among the records ``where`` admits,
+        best first."""
         ...
 
     def keyword_search(
-        self,
-        query: str,
-        /,
-        *,
-        user_id: str,
-        thread_id: str | None = None,
-        kinds: Any = None,
-        since: datetime | None = None,
-        until: datetime | None = None,
-        n: int = 50,
+        self, query: str, where: RecordFilter, /, *, n: int = 50
     ) -> list[tuple[MemoryRecord, float]]:
-        """BM25 hits (higher is better), best first."""
+        """BM25 hits (higher is better) among the records ``where`` admits, best first."""
         ...
 
 
@@ -521,9 +505,9 @@ class Recaller:
         ...                           text="Ana is allergic to peanuts")
         >>> jazz = MemoryRecord.new(user_id="ana", kind="fact", text="Ana likes jazz")
         >>> class TinyArchive:
-        ...     def dense_search(self, vector, *, user_id, n=50, **filters):
+        ...     def dense_search(self, vector, where, *, n=50):
         ...         return [(peanut, 0.2), (jazz, 0.1)]
-        ...     def keyword_search(self, text, *, user_id, n=50, **filters):
+        ...     def keyword_search(self, text, where, *, n=50):
         ...         return [(peanut, 1.5)] if "peanut" in text else []
         >>> recaller = Recaller(TinyArchive(), DeterministicFakeEmbedding(size=8), k=1)
         >>> [r.record.text for r in recaller.recall("any peanut dishes?", user_id="ana")]
@@ -668,14 +652,8 @@ class Recaller:
         the query (:func:`~langchain_tiered_memory.recall.excerpt.excerpt`): what
         is scored, merged and quoted costs what a normal record does.
         """
-        filters: dict[str, Any] = {
-            "user_id": user_id,
-            "thread_id": thread_id,
-            "kinds": list(kinds) if kinds is not None else None,
-            "since": since,
-            "until": until,
-        }
-        keyword = self.archive.keyword_search(query, n=self.keyword_candidates, **filters)
+        where = RecordFilter(user_id, thread_id, kinds, since, until)
+        keyword = self.archive.keyword_search(query, where, n=self.keyword_candidates)
         dense_query = query
         if self.strip_speaker_names:
             speakers = {s for record, _ in keyword if (s := speaker_of(record))}
@@ -684,14 +662,14 @@ class Recaller:
                 dense_query = strip_names(query, named)
                 if dense_query != query:
                     keyword = self.archive.keyword_search(
-                        dense_query, n=self.keyword_candidates, **filters
+                        dense_query, where, n=self.keyword_candidates
                     )
         index = getattr(self.archive, "index", None)
         if getattr(index, "needs_vectors", True) and self.embeddings is not None:
             query_input: Any = self.embeddings.embed_query(dense_query)
         else:  # e.g. VectorStoreArchive: the vector store embeds the text itself
             query_input = dense_query
-        dense = self.archive.dense_search(query_input, n=self.dense_candidates, **filters)
+        dense = self.archive.dense_search(query_input, where, n=self.dense_candidates)
         logger.debug(
             "recall %r (dense query %r): %d dense, %d keyword",
             query,
@@ -759,8 +737,8 @@ class Recaller:
             >>> import asyncio
             >>> from langchain_core.embeddings import DeterministicFakeEmbedding
             >>> class Empty:
-            ...     def dense_search(self, vector, **kw): return []
-            ...     def keyword_search(self, text, **kw): return []
+            ...     def dense_search(self, vector, where, **kw): return []
+            ...     def keyword_search(self, text, where, **kw): return []
             >>> r = Recaller(Empty(), DeterministicFakeEmbedding(size=4))
             >>> asyncio.run(r.arecall("anything?", user_id="u"))
             []

@@ -82,8 +82,8 @@ def stored_embeddings(location: str | Path | None) -> str | None:
         return None
     if is_postgres_url(location):
         return postgres_backend_module().stored_embeddings_id(str(location))
-    from langchain_tiered_memory.storage.sqlite.archive import stored_embeddings_id
     from langchain_tiered_memory.storage.sqlite.backend import ARCHIVE_FILE
+    from langchain_tiered_memory.storage.sqlite.meta import stored_embeddings_id
 
     return stored_embeddings_id(Path(location) / ARCHIVE_FILE)
 

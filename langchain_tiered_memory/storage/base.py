@@ -284,27 +284,54 @@ def _kinds_tuple(kinds: Iterable[str] | str | None) -> tuple[str, ...] | None:
     return wanted
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, init=False)
 class RecordFilter:
-    """Which records a search may return. ``user_id`` is mandatory.
+    """Which records a read or search of a record store may return. ``user_id`` is mandatory.
 
     ``since`` is inclusive and ``until`` exclusive (``since <= created_at <
     until``), so consecutive windows never overlap. Naive datetimes are UTC.
+    ``kinds`` is one kind or several (kept as a tuple; unknown kinds are refused).
+
+    Every filtered read of a record store (``records``, ``keyword_search``,
+    ``dense_search``) takes one, or a bare user id (:meth:`of`).
 
     Example:
         >>> RecordFilter("ana", kinds="fact").sql()
         ('r.user_id = ? AND r.kind IN (?)', ['ana', 'fact'])
+        >>> RecordFilter.of("ana") == RecordFilter("ana")
+        True
     """
 
     user_id: str
-    thread_id: str | None = None
-    kinds: tuple[str, ...] | None = None
-    since: datetime | None = None
-    until: datetime | None = None
+    thread_id: str | None
+    kinds: tuple[str, ...] | None
+    since: datetime | None
+    until: datetime | None
 
-    def __post_init__(self) -> None:
-        check_user(self.user_id)
-        object.__setattr__(self, "kinds", _kinds_tuple(self.kinds))
+    def __init__(
+        self,
+        user_id: str,
+        thread_id: str | None = None,
+        kinds: Iterable[RecordKind] | RecordKind | None = None,
+        since: datetime | None = None,
+        until: datetime | None = None,
+    ) -> None:
+        check_user(user_id)
+        object.__setattr__(self, "user_id", user_id)
+        object.__setattr__(self, "thread_id", thread_id)
+        object.__setattr__(self, "kinds", _kinds_tuple(kinds))
+        object.__setattr__(self, "since", since)
+        object.__setattr__(self, "until", until)
+
+    @classmethod
+    def of(cls, where: RecordFilter | str) -> RecordFilter:
+        """``where`` as a filter: a user id stands for all of that user's records.
+
+        Example:
+            >>> RecordFilter.of(RecordFilter("ana", "t1")).thread_id
+            't1'
+        """
+        return where if isinstance(where, RecordFilter) else cls(where)
 
     def sql(self, alias: str = "r") -> tuple[str, list[Any]]:
         """A SQL condition over the ``records`` table aliased ``alias``, with its parameters."""
@@ -372,16 +399,8 @@ class RecordStore(Protocol):
         """The stored records with these ids, in order (missing ones skipped)."""
         ...
 
-    def records(
-        self,
-        user_id: str,
-        *,
-        thread_id: str | None = None,
-        kinds: Iterable[RecordKind] | RecordKind | None = None,
-        since: datetime | None = None,
-        until: datetime | None = None,
-    ) -> list[MemoryRecord]:
-        """A user's records, oldest first."""
+    def records(self, where: RecordFilter | str) -> list[MemoryRecord]:
+        """The records ``where`` admits (a user id: all of theirs), oldest first."""
         ...
 
     def count(self, user_id: str | None = None) -> int:
@@ -402,31 +421,17 @@ class RecordStore(Protocol):
         ...
 
     def keyword_search(
-        self,
-        query: str,
-        *,
-        user_id: str,
-        thread_id: str | None = None,
-        kinds: Iterable[RecordKind] | RecordKind | None = None,
-        since: datetime | None = None,
-        until: datetime | None = None,
-        n: int = 50,
+        self, query: str, where: RecordFilter | str, *, n: int = 50
     ) -> list[tuple[MemoryRecord, float]]:
-        """BM25-style keyword hits ``(record, score)``, best first."""
+        """BM25-style keyword hits ``(record, score)`` among the records ``where`` admits,
+        best first."""
         ...
 
     def dense_search(
-        self,
-        query: Any,
-        *,
-        user_id: str,
-        thread_id: str | None = None,
-        kinds: Iterable[RecordKind] | RecordKind | None = None,
-        since: datetime | None = None,
-        until: datetime | None = None,
-        n: int = 50,
+        self, query: Any, where: RecordFilter | str, *, n: int = 50
     ) -> list[tuple[MemoryRecord, float]]:
-        """Vector hits ``(record, cosine)`` for a query vector or text, best first."""
+        """Vector hits ``(record, cosine)`` for a query vector or text among the records
+        ``where`` admits, best first."""
         ...
 
     def note_access(self, ids: Sequence[str], at: datetime | None = None, *, user_id: str) -> None:

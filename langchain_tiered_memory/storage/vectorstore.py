@@ -24,9 +24,9 @@ Example:
     >>> archive = VectorStoreArchive(store, pathlib.Path(tmp.name) / "records.sqlite")
     >>> archive.add([MemoryRecord.new(user_id="ana", kind="fact", id="f1",
     ...                               text="Ana is allergic to peanuts")])
-    >>> [r.id for r, _ in archive.dense_search("Ana is allergic to peanuts", user_id="ana")]
+    >>> [r.id for r, _ in archive.dense_search("Ana is allergic to peanuts", "ana")]
     ['f1']
-    >>> archive.dense_search("Ana is allergic to peanuts", user_id="bob")
+    >>> archive.dense_search("Ana is allergic to peanuts", "bob")
     []
     >>> archive.delete(["f1"], user_id="ana"), len(store.store)
     (1, 0)

@@ -55,9 +55,9 @@ class ExplicitRecords:
         self._calls["records.get"] += 1
         return self._inner.get(ids, user_id=user_id)
 
-    def records(self, user_id: str, **filters: Any) -> list[MemoryRecord]:
+    def records(self, where: Any) -> list[MemoryRecord]:
         self._calls["records.records"] += 1
-        return self._inner.records(user_id, **filters)
+        return self._inner.records(where)
 
     def count(self, user_id: str | None = None) -> int:
         self._calls["records.count"] += 1
@@ -75,13 +75,17 @@ class ExplicitRecords:
         self._calls["records.put_record"] += 1
         return self._inner.put_record(record)
 
-    def keyword_search(self, query: str, **filters: Any) -> list[tuple[MemoryRecord, float]]:
+    def keyword_search(
+        self, query: str, where: Any, *, n: int = 50
+    ) -> list[tuple[MemoryRecord, float]]:
         self._calls["records.keyword_search"] += 1
-        return self._inner.keyword_search(query, **filters)
+        return self._inner.keyword_search(query, where, n=n)
 
-    def dense_search(self, query: Any, **filters: Any) -> list[tuple[MemoryRecord, float]]:
+    def dense_search(
+        self, query: Any, where: Any, *, n: int = 50
+    ) -> list[tuple[MemoryRecord, float]]:
         self._calls["records.dense_search"] += 1
-        return self._inner.dense_search(query, **filters)
+        return self._inner.dense_search(query, where, n=n)
 
     def note_access(self, ids: Any, at: Any = None, *, user_id: str) -> None:
         self._calls["records.note_access"] += 1

@@ -105,10 +105,10 @@ def searcher(data: str, done: str) -> None:
             time.sleep(0.1)
         for user in store.users():
             for record in store.archive.records(user):
-                hits = store.archive.dense_search(record.text, user_id=user, n=3)
+                hits = store.archive.dense_search(record.text, user, n=3)
                 if record.id not in [r.id for r, _ in hits]:
                     say("miss", "dense", record.id)
-                words = store.archive.keyword_search(record.text, user_id=user, n=50)
+                words = store.archive.keyword_search(record.text, user, n=50)
                 if record.id not in [r.id for r, _ in words]:
                     say("miss", "keyword", record.id)
                 say("checked", record.id)

@@ -28,6 +28,7 @@ import time
 import pytest
 from langchain_core.embeddings import DeterministicFakeEmbedding
 
+from langchain_tiered_memory.storage.base import RecordFilter
 from langchain_tiered_memory.store import MemoryStore
 
 RUNS = int(os.environ.get("CRASH_RUNS", "50"))
@@ -132,7 +133,8 @@ def test_sigkill_at_random_points_loses_no_acknowledged_turn(tmp_path) -> None:
         state = store.memory("ana", "t").state
         buffered = {t.index for t in state.turns}
         archived = {
-            int(r.id.rsplit(":", 1)[1]) for r in store.archive.records("ana", kinds=["turn"])
+            int(r.id.rsplit(":", 1)[1])
+            for r in store.archive.records(RecordFilter("ana", kinds=["turn"]))
         }
         missing = sorted(acknowledged - buffered - archived)
         assert not missing, f"acknowledged turns lost: {missing[:10]}"
@@ -140,5 +142,5 @@ def test_sigkill_at_random_points_loses_no_acknowledged_turn(tmp_path) -> None:
         ids = store.archive.index.ids()
         assert ids is not None and len(ids) == store.archive.count()
         # and dense search works on the recovered archive
-        hits = store.archive.dense_search("turn 3", user_id="ana", n=3)
+        hits = store.archive.dense_search("turn 3", "ana", n=3)
         assert hits

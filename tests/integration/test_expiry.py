@@ -10,6 +10,7 @@ from langchain_core.embeddings import DeterministicFakeEmbedding
 from langchain_core.messages import HumanMessage
 
 from langchain_tiered_memory.records import MemoryRecord, utcnow
+from langchain_tiered_memory.storage.base import RecordFilter
 from langchain_tiered_memory.store import MemoryStore
 from langchain_tiered_memory.tiers.core import CoreFact
 
@@ -18,7 +19,9 @@ FAKE = DeterministicFakeEmbedding(size=16)
 
 def _use(store: MemoryStore) -> None:
     """An old store's data reads back, and new expiring data is kept and swept."""
-    assert [r.text for r in store.archive.records("ana", kinds="observation")] == ["old note"]
+    assert [r.text for r in store.archive.records(RecordFilter("ana", kinds="observation"))] == [
+        "old note"
+    ]
     assert store.core("ana").get("city").content == "Porto"  # type: ignore[union-attr]
     soon = utcnow() + timedelta(minutes=5)
     store.archive.add(
@@ -27,7 +30,9 @@ def _use(store: MemoryStore) -> None:
     store.core("ana").upsert(CoreFact.new("gate", "code 4711", expires_at=soon))
     report = store.sweep_expired(now=soon + timedelta(seconds=1))
     assert (report.records, report.facts) == (2, 1)
-    assert [r.text for r in store.archive.records("ana", kinds="observation")] == ["old note"]
+    assert [r.text for r in store.archive.records(RecordFilter("ana", kinds="observation"))] == [
+        "old note"
+    ]
 
 
 def _old_data(store: MemoryStore) -> None:

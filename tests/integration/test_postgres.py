@@ -23,6 +23,7 @@ from langchain_core.messages import AIMessage, HumanMessage
 
 from langchain_tiered_memory.integrations.langgraph import build_memory_graph
 from langchain_tiered_memory.records import MemoryRecord
+from langchain_tiered_memory.storage.base import RecordFilter
 from langchain_tiered_memory.storage.errors import StorageUnavailableError
 from langchain_tiered_memory.storage.postgres import db as pgdb
 from langchain_tiered_memory.storage.postgres.ann import ann_index_name
@@ -199,7 +200,7 @@ def test_keywords_match_chinese_diacritics_and_stopword_queries(store: Any) -> N
     )
 
     def ids(query: str) -> list[str]:
-        return [r.id for r, _ in store.archive.keyword_search(query, user_id="ana")]
+        return [r.id for r, _ in store.archive.keyword_search(query, "ana")]
 
     assert ids("花生") == ["zh"]
     assert ids("过敏吗") == ["zh"]
@@ -208,7 +209,7 @@ def test_keywords_match_chinese_diacritics_and_stopword_queries(store: Any) -> N
     assert ids("who are you?") == ["st"]  # only stopwords: they are searched
     assert ids("train run") == ["en"]  # stemmed
     assert ids("'; DROP TABLE records; --") == []  # text, never SQL or query syntax
-    assert store.archive.keyword_search("花生", user_id="bob") == []
+    assert store.archive.keyword_search("花生", "bob") == []
 
 
 def test_a_large_user_gets_an_hnsw_index_and_loses_it_when_forgotten(
@@ -227,10 +228,10 @@ def test_a_large_user_gets_an_hnsw_index_and_loses_it_when_forgotten(
             ]
             + [MemoryRecord.new(user_id="small", kind="turn", text="jazz", id="s1")]
         )
-        exact = records.dense_search("jazz", user_id="big", n=10)
+        exact = records.dense_search("jazz", "big", n=10)
         assert records.warm_up("big") and not records.warm_up("small")
         assert records.ann.dimension("big") == len(STEMS) + 1
-        approximate = records.dense_search("jazz", user_id="big", n=10)
+        approximate = records.dense_search("jazz", "big", n=10)
         assert len(approximate) == 10 and all(r.user_id == "big" for r, _ in approximate)
         assert round(approximate[0][1], 4) == round(exact[0][1], 4) == 1.0  # a "jazz" note
         with psycopg.connect(postgres_url) as conn:  # the planner really uses it (analysed)
@@ -244,12 +245,12 @@ def test_a_large_user_gets_an_hnsw_index_and_loses_it_when_forgotten(
                 ).fetchall()
             )
         assert ann_index_name("big") in plan
-        filtered = records.dense_search("jazz", user_id="big", kinds="turn", n=5)  # exact
+        filtered = records.dense_search("jazz", RecordFilter("big", kinds="turn"), n=5)  # exact
         assert [round(s, 4) for _, s in filtered] == [round(s, 4) for _, s in exact[:5]]
         backend.forget_user("big")
         assert records.ann.dimension("big") is None
-        assert records.dense_search("jazz", user_id="big") == []
-        assert [r.id for r, _ in records.dense_search("jazz", user_id="small")] == ["s1"]
+        assert records.dense_search("jazz", "big") == []
+        assert [r.id for r, _ in records.dense_search("jazz", "small")] == ["s1"]
     finally:
         backend.close()
 
@@ -395,11 +396,11 @@ def test_long_records_and_ids_are_indexed_and_found(store: Any) -> None:
             MemoryRecord.new(**where, kind="fact", text="short jazz", id="s"),
         ]
     )
-    found = store.archive.keyword_search("jazz", user_id=user)
+    found = store.archive.keyword_search("jazz", user)
     assert {r.id for r, _ in found} == {"l", "s"}
-    assert [r.id for r, _ in store.archive.keyword_search("word2999", user_id=user)] == ["l"]
-    assert {r.id for r, _ in store.archive.dense_search("jazz", user_id=user)} == {"l", "s"}
-    assert store.archive.keyword_search("jazz", user_id="ü" * 499) == []
+    assert [r.id for r, _ in store.archive.keyword_search("word2999", user)] == ["l"]
+    assert {r.id for r, _ in store.archive.dense_search("jazz", user)} == {"l", "s"}
+    assert store.archive.keyword_search("jazz", "ü" * 499) == []
 
 
 def test_chat_and_inspect_run_on_postgres(postgres_url: str, tmp_path: Path) -> None:

@@ -66,12 +66,12 @@ def test_migrate_copies_everything_and_is_safe_to_rerun(
             assert export(new, user) == export(old, user)
             for query in ("trains and tea", "jazz", "Berlin", "says 7"):
                 # the same records match (BM25 ties are ordered differently by the engines)
-                mine = old.archive.keyword_search(query, user_id=user, n=1000)
-                theirs = new.archive.keyword_search(query, user_id=user, n=1000)
+                mine = old.archive.keyword_search(query, user, n=1000)
+                theirs = new.archive.keyword_search(query, user, n=1000)
                 assert {r.id for r, _ in theirs} == {r.id for r, _ in mine} != set(), query
                 # the same vectors: the same best scores
-                mine = old.archive.dense_search(query, user_id=user, n=5)
-                theirs = new.archive.dense_search(query, user_id=user, n=5)
+                mine = old.archive.dense_search(query, user, n=5)
+                theirs = new.archive.dense_search(query, user, n=5)
                 assert [round(s, 5) for _, s in theirs] == [round(s, 5) for _, s in mine]
         assert export(new, "gone")["threads"] == {}
         # the forgotten user's replayed messages stay forgotten; the log continues

@@ -149,7 +149,7 @@ def test_postgres_refuses_another_embedder_too(postgres_url: str) -> None:
     with pytest.raises(ValueError, match="was built with the embeddings"):
         MemoryStore(postgres_url, embeddings=DeterministicFakeEmbedding(size=8))
     with MemoryStore(postgres_url, embeddings=DeterministicFakeEmbedding(size=16)) as store:
-        assert store.archive.dense_search("likes tea", user_id="ana")
+        assert store.archive.dense_search("likes tea", "ana")
 
 
 # 8. the extractive running summary keeps the user's statements, not assistant filler

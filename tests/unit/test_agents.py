@@ -13,6 +13,7 @@ from langchain_tiered_memory.integrations.agents import (
     TieredMemoryMiddleware,
     create_pre_model_hook,
 )
+from langchain_tiered_memory.storage.base import RecordFilter
 from langchain_tiered_memory.store import MemoryStore
 
 
@@ -111,4 +112,4 @@ def test_pre_model_hook_with_create_react_agent(store) -> None:
         memory.counter.count_messages(p) <= memory.budget.input_budget for p in model.prompts
     )
     assert model.prompts[-1][-1].content.startswith("Fact 39")
-    assert store.archive.records("ana", kinds=["turn"])
+    assert store.archive.records(RecordFilter("ana", kinds=["turn"]))

@@ -20,6 +20,7 @@ from langchain_core.messages import AIMessage, HumanMessage
 from langchain_tiered_memory.budget.tokens import ApproximateTokenCounter
 from langchain_tiered_memory.ids import turn_record_id
 from langchain_tiered_memory.records import MemoryRecord
+from langchain_tiered_memory.storage.base import RecordFilter
 from langchain_tiered_memory.storage.faiss.index import FaissIndex
 from langchain_tiered_memory.storage.fts import fts_document, fts_query
 from langchain_tiered_memory.storage.sqlite.archive import SQLiteArchive
@@ -131,9 +132,9 @@ def test_record_id_of_another_user_is_rejected(archive: SQLiteArchive) -> None:
 
 def test_invalid_input_gives_clear_errors(archive: SQLiteArchive, tmp_path: Path) -> None:
     with pytest.raises(ValueError, match="user_id"):
-        archive.keyword_search("x", user_id="")
+        archive.keyword_search("x", "")
     with pytest.raises(ValueError, match="kind"):
-        archive.records("ana", kinds=["gossip"])  # type: ignore[list-item]
+        archive.records(RecordFilter("ana", kinds=["gossip"]))  # type: ignore[list-item]
     bad = MemoryRecord("x", "ana", None, "fact", "t", metadata={"when": T0})
     with pytest.raises(ValueError, match="JSON"):
         archive.add([bad])
@@ -152,8 +153,8 @@ def test_reopen_brings_back_records_fts_and_vectors(
         a.add([fact("ana", "allergic to peanut butter", "f1"), fact("ana", "plays piano", "f2")])
     with caplog.at_level(logging.WARNING), SQLiteArchive(path, embeddings=axis) as b:
         assert [r.id for r in b.records("ana")] == ["f1", "f2"]
-        assert [r.id for r, _ in b.keyword_search("peanut", user_id="ana")] == ["f1"]
-        hits = b.dense_search("piano lessons", user_id="ana", n=1)
+        assert [r.id for r, _ in b.keyword_search("peanut", "ana")] == ["f1"]
+        hits = b.dense_search("piano lessons", "ana", n=1)
         assert [r.id for r, _ in hits] == ["f2"]
         assert hits[0][1] == pytest.approx(1.0, abs=1e-5)
     assert "rebuild" not in caplog.text
@@ -184,7 +185,7 @@ def test_index_rebuilt_when_missing_or_stale(
         assert "rebuilding" in caplog.text
         assert b.index.ids() == set(rids)
         for i, word in enumerate(AxisEmbeddings.VOCAB):
-            assert b.dense_search(word, user_id="ana", n=1)[0][0].id == f"f{i}"
+            assert b.dense_search(word, "ana", n=1)[0][0].id == f"f{i}"
     caplog.clear()
     with caplog.at_level(logging.WARNING), SQLiteArchive(path, embeddings=axis):
         assert "rebuilding" not in caplog.text  # the rebuilt file was saved
@@ -199,7 +200,7 @@ def test_crash_before_index_write_is_repaired(path: Path, axis: AxisEmbeddings) 
     b._db.close()  # "crash": SQLite committed, FAISS file never written
     with SQLiteArchive(path, embeddings=axis) as c:
         assert c.index.ids() is not None and len(c.index.ids() or ()) == 3
-        assert c.dense_search("tokyo", user_id="ana", n=1)[0][0].id == "f3"
+        assert c.dense_search("tokyo", "ana", n=1)[0][0].id == "f3"
 
 
 def test_index_file_behind_the_records_is_caught_up_not_rebuilt(
@@ -209,7 +210,7 @@ def test_index_file_behind_the_records_is_caught_up_not_rebuilt(
     with SQLiteArchive(path, embeddings=axis) as a:
         a.add([fact("ana", f"{w} fact", f"f{i}") for i, w in enumerate(AxisEmbeddings.VOCAB[:4])])
         old_file = a.index_path.read_bytes()  # the file as saved before the crash
-        gone = a.dense_search("peanut", user_id="ana", n=1)[0][0]
+        gone = a.dense_search("peanut", "ana", n=1)[0][0]
         a.delete([gone.id], user_id="ana")
         a.add(
             [fact("ana", f"{w} fact", f"f{i + 4}") for i, w in enumerate(AxisEmbeddings.VOCAB[4:])]
@@ -224,8 +225,8 @@ def test_index_file_behind_the_records_is_caught_up_not_rebuilt(
         assert b.index.ids() == rids
         assert len(axis.document_calls) == calls_before  # vectors came from SQLite
         for i, word in enumerate(AxisEmbeddings.VOCAB[1:], start=1):
-            assert b.dense_search(word, user_id="ana", n=1)[0][0].id == f"f{i}"
-        assert all(r.id != "f0" for r, _ in b.dense_search("peanut", user_id="ana", n=8))
+            assert b.dense_search(word, "ana", n=1)[0][0].id == f"f{i}"
+        assert all(r.id != "f0" for r, _ in b.dense_search("peanut", "ana", n=8))
     reread = faiss.read_index(str(index_path))  # the repaired index was saved at once
     assert set(faiss.vector_to_array(reread.id_map).tolist()) == rids
 
@@ -268,7 +269,7 @@ def test_dimension_mismatch_with_existing_archive(path: Path) -> None:
         SQLiteArchive(path, embeddings=DeterministicFakeEmbedding(size=16))
     with SQLiteArchive(path, embeddings=DeterministicFakeEmbedding(size=32)) as b:
         with pytest.raises(ValueError, match="dim 32, got 16"):
-            b.dense_search([0.1] * 16, user_id="ana")
+            b.dense_search([0.1] * 16, "ana")
         assert b.count() == 1
 
 
@@ -281,11 +282,11 @@ def test_user_isolation_in_both_searches(archive: SQLiteArchive) -> None:
         ]
     )
     for user, own in (("ana", {"a1"}), ("bob", {"b1", "b2"})):
-        assert {r.id for r, _ in archive.keyword_search("coffee Tokyo", user_id=user)} == own
-        assert {r.id for r, _ in archive.dense_search("coffee tokyo", user_id=user)} == own
+        assert {r.id for r, _ in archive.keyword_search("coffee Tokyo", user)} == own
+        assert {r.id for r, _ in archive.dense_search("coffee tokyo", user)} == own
         assert {r.id for r in archive.records(user)} == own
-    assert archive.keyword_search("coffee", user_id="carol") == []
-    assert archive.dense_search("coffee", user_id="carol") == []
+    assert archive.keyword_search("coffee", "carol") == []
+    assert archive.dense_search("coffee", "carol") == []
 
 
 def test_filters_kind_thread_and_time(archive: SQLiteArchive) -> None:
@@ -309,8 +310,8 @@ def test_filters_kind_thread_and_time(archive: SQLiteArchive) -> None:
     )
     for search in (archive.keyword_search, archive.dense_search):
 
-        def ids(**kw: Any) -> set[str]:
-            return {r.id for r, _ in search("coffee", user_id="ana", **kw)}  # noqa: B023
+        def ids(n: int = 50, **kw: Any) -> set[str]:
+            return {r.id for r, _ in search("coffee", RecordFilter("ana", **kw), n=n)}  # noqa: B023
 
         assert ids() == {"t1a", "t1b", "t2a", "f"}
         assert ids(kinds=["turn"]) == {"t1a", "t2a"}
@@ -322,8 +323,8 @@ def test_filters_kind_thread_and_time(archive: SQLiteArchive) -> None:
         assert ids(since=T0 + timedelta(hours=1), until=T0 + timedelta(hours=3)) == {"t1b", "t2a"}
         assert len(ids(n=2)) == 2
     naive = (T0 + timedelta(hours=2)).replace(tzinfo=None)  # naive datetimes are UTC
-    assert [r.id for r in archive.records("ana", since=naive)] == ["t2a", "f"]
-    assert [r.id for r in archive.records("ana", thread_id="t2")] == ["t2a"]
+    assert [r.id for r in archive.records(RecordFilter("ana", since=naive))] == ["t2a", "f"]
+    assert [r.id for r in archive.records(RecordFilter("ana", thread_id="t2"))] == ["t2a"]
 
 
 def test_dense_search_takes_vectors_and_ranks_by_cosine(archive: SQLiteArchive) -> None:
@@ -335,11 +336,11 @@ def test_dense_search_takes_vectors_and_ranks_by_cosine(archive: SQLiteArchive) 
         ]
     )
     vector = archive.embed_query("peanut")
-    hits = archive.dense_search(vector, user_id="ana")
+    hits = archive.dense_search(vector, "ana")
     assert [r.id for r, _ in hits] == ["p", "pc", "h"]
     assert hits[0][1] > hits[1][1] > hits[2][1]
     assert hits[0][1] == pytest.approx(1.0, abs=1e-3)
-    assert archive.dense_search(list(vector), user_id="ana", n=1)[0][0].id == "p"
+    assert archive.dense_search(list(vector), "ana", n=1)[0][0].id == "p"
 
 
 def test_hook_archives_evicted_turns_idempotently(archive: SQLiteArchive) -> None:
@@ -362,7 +363,7 @@ def test_hook_archives_evicted_turns_idempotently(archive: SQLiteArchive) -> Non
     )
     evicted = result.event.evicted_turns if result.event else ()
     assert evicted
-    turns = archive.records("ana", thread_id="t1", kinds=["turn"])
+    turns = archive.records(RecordFilter("ana", thread_id="t1", kinds=["turn"]))
     assert [r.id for r in turns] == [turn_record_id("ana", "t1", i) for i in evicted]
     assert turns[0].sources == (f"turn:{evicted[0]}",)
     assert turns[0].text.startswith(f"user: Day {evicted[0]}: I had coffee")
@@ -390,9 +391,9 @@ def test_touch_and_update_record(archive: SQLiteArchive) -> None:
     archive.update_record(new)
     assert archive.get(["f1"])[0].text == new.text
     assert archive.index.ids() != rids_before and len(archive.index.ids() or ()) == 1
-    assert archive.keyword_search("EV", user_id="ana") == []
-    assert [r.id for r, _ in archive.keyword_search("hiking", user_id="ana")] == ["f1"]
-    assert archive.dense_search("hiking", user_id="ana")[0][1] > 0.5
+    assert archive.keyword_search("EV", "ana") == []
+    assert [r.id for r, _ in archive.keyword_search("hiking", "ana")] == ["f1"]
+    assert archive.dense_search("hiking", "ana")[0][1] > 0.5
     with pytest.raises(KeyError):
         archive.update_record(fact("ana", "x", "missing"))
     with pytest.raises(ValueError, match="another user"):
@@ -410,7 +411,7 @@ def test_delete_by_id_only_touches_that_user(archive: SQLiteArchive, path: Path)
     assert archive.delete(["a1", "b1", "zzz"], user_id="ana") == 1
     assert {r.id for r in archive.records("ana")} == {"a2"}
     assert {r.id for r in archive.records("bob")} == {"b1"}
-    assert archive.keyword_search("quixoticzebra", user_id="ana") == []
+    assert archive.keyword_search("quixoticzebra", "ana") == []
     assert len(archive.index.ids() or ()) == 2
     event = archive.audit.events("ana", kinds=["delete"])[-1]
     assert event.payload == {"ids": ["a1"]}
@@ -445,8 +446,8 @@ def test_delete_user_leaves_no_bytes_behind(path: Path) -> None:
 
     assert a.delete_user("alice") == 241
     assert a.count("alice") == 0 and a.count("bob") == 240
-    assert a.keyword_search("ultramarinexylophone", user_id="alice") == []
-    assert a.dense_search("alice note 0-1", user_id="alice") == []
+    assert a.keyword_search("ultramarinexylophone", "alice") == []
+    assert a.dense_search("alice note 0-1", "alice") == []
     events = a.audit.events("alice")
     assert [(e.kind, e.payload) for e in events] == [
         ("delete", {"forgotten": True, "records": 241})
@@ -465,7 +466,7 @@ def test_delete_user_leaves_no_bytes_behind(path: Path) -> None:
     assert b"cobaltmandolin" not in faiss_bytes and len(faiss_bytes) > 240 * 32 * 4
     with SQLiteArchive(path, embeddings=emb) as b:
         assert b.count() == 240
-        hit = b.dense_search(text("bob", 0, 1), user_id="bob", n=1)[0][0]
+        hit = b.dense_search(text("bob", 0, 1), "bob", n=1)[0][0]
         assert hit.id == "bob-0-1"
 
 
@@ -507,9 +508,9 @@ def test_concurrent_threads_add_and_search(path: Path) -> None:
                 archive.add([fact(user, text, f"{user}-{i}")])
                 if i % 3 == 0:  # a retry from another code path: must stay idempotent
                     archive.add([fact(user, text, f"{user}-{i}")])
-                hits = archive.keyword_search("coffee", user_id=user)
+                hits = archive.keyword_search("coffee", user)
                 assert {r.user_id for r, _ in hits} == {user}
-                dense = archive.dense_search(text, user_id=user, n=3)
+                dense = archive.dense_search(text, user, n=3)
                 assert dense[0][0].id == f"{user}-{i}"
                 assert {r.user_id for r, _ in dense} == {user}
         except BaseException as exc:  # noqa: BLE001 - reported by the main thread
@@ -541,7 +542,7 @@ def test_cjk_keyword_search(archive: SQLiteArchive) -> None:
     )
 
     def ids(query: str) -> list[str]:
-        return [r.id for r, _ in archive.keyword_search(query, user_id="ana")]
+        return [r.id for r, _ in archive.keyword_search(query, "ana")]
 
     assert set(ids("花生")) == {"zh1", "mix"}
     assert ids("花生")[0] == "zh1"  # two occurrences rank first
@@ -585,9 +586,9 @@ def test_fts_queries_never_break(archive: SQLiteArchive) -> None:
         "'; DROP TABLE records; --",
     ]
     for query in nasty:
-        archive.keyword_search(query, user_id="ana")
-    assert [r.id for r, _ in archive.keyword_search("42", user_id="ana")] == ["f1"]
-    assert [r.id for r, _ in archive.keyword_search("near", user_id="ana")] == ["f1"]
+        archive.keyword_search(query, "ana")
+    assert [r.id for r, _ in archive.keyword_search("42", "ana")] == ["f1"]
+    assert [r.id for r, _ in archive.keyword_search("near", "ana")] == ["f1"]
     assert archive.count() == 1
     assert fts_query("") is None
     assert fts_document("Ｃａｆé ４２") == "Café 42"  # NFKC folds full-width forms
@@ -612,7 +613,7 @@ def test_another_embedding_model_is_refused_at_open(path: Path) -> None:
         SQLiteArchive(path, embeddings=AxisEmbeddings())
     assert path.read_bytes() == before  # refused before anything was written
     with SQLiteArchive(path, embeddings=DeterministicFakeEmbedding(size=8)) as archive:
-        assert [r.id for r, _ in archive.dense_search("Ana likes tea", user_id="ana")] == ["f1"]
+        assert [r.id for r, _ in archive.dense_search("Ana likes tea", "ana")] == ["f1"]
 
 
 def test_an_archive_without_vectors_takes_other_embeddings(tmp_path: Path) -> None:
@@ -621,7 +622,7 @@ def test_an_archive_without_vectors_takes_other_embeddings(tmp_path: Path) -> No
         pass
     with SQLiteArchive(path, embeddings=AxisEmbeddings()) as archive:
         archive.add([fact("ana", "coffee", "f1")])
-        assert archive.dense_search("coffee", user_id="ana")
+        assert archive.dense_search("coffee", "ana")
 
 
 def test_index_file_is_written_outside_the_lock(tmp_path: Path) -> None:

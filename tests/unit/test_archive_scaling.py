@@ -64,11 +64,11 @@ def test_users_get_their_own_shard_tables_on_demand(archive: SQLiteArchive, path
     ana, bob = users_in_distinct_shards(archive.fts_shards, 2)
     archive.add([record(ana, i) for i in range(5)])
     assert shard_tables(path) == {fts_table(fts_shard(ana, archive.fts_shards))}
-    assert archive.keyword_search("tea", user_id=bob) == []  # bob's shard does not exist yet
+    assert archive.keyword_search("tea", bob) == []  # bob's shard does not exist yet
     archive.add([record(bob, i) for i in range(5)])
     assert len(shard_tables(path)) == 2
     for user in (ana, bob):
-        hits = archive.keyword_search("tea coffee", user_id=user)
+        hits = archive.keyword_search("tea coffee", user)
         assert hits and {r.user_id for r, _ in hits} == {user}
 
 
@@ -80,11 +80,11 @@ def test_users_sharing_a_shard_stay_isolated(path: Path) -> None:
         archive.add([record(u, i) for u in ("ana", "bob") for i in range(6)])
         assert len(shard_tables(path)) == 1
         for user in ("ana", "bob"):
-            hits = archive.keyword_search("note", user_id=user, n=50)
+            hits = archive.keyword_search("note", user, n=50)
             assert len(hits) == 6 and {r.user_id for r, _ in hits} == {user}
     with SQLiteArchive(path, embeddings=DeterministicFakeEmbedding(size=16)) as again:
         assert again.keywords.count == 1  # an existing archive keeps its shard count
-        assert len(again.keyword_search("tea", user_id="ana")) > 0
+        assert len(again.keyword_search("tea", "ana")) > 0
 
 
 def test_filtered_keyword_search_is_exact(archive: SQLiteArchive) -> None:
@@ -108,7 +108,7 @@ def test_filtered_keyword_search_is_exact(archive: SQLiteArchive) -> None:
         return [row[0] for row in rows]
 
     def got(n: int, **filters: Any) -> list[str]:
-        hits = archive.keyword_search("tea peanut", user_id="ana", n=n, **filters)
+        hits = archive.keyword_search("tea peanut", RecordFilter("ana", **filters), n=n)
         return [r.id for r, _ in hits]
 
     assert got(5) == reference("", [], 5)
@@ -141,7 +141,7 @@ def test_an_old_single_table_keyword_index_is_rebuilt_into_shards(path: Path) ->
         conn.execute("DELETE FROM meta WHERE key='fts_shards'")
     with SQLiteArchive(path, embeddings=emb) as archive:
         assert "records_fts" not in shard_tables(path)
-        assert {r.id for r, _ in archive.keyword_search("note", user_id="bob")} == {
+        assert {r.id for r, _ in archive.keyword_search("note", "bob")} == {
             f"bob-{i}" for i in range(4)
         }
 
@@ -161,7 +161,7 @@ def test_recall_notes_access_times_without_writing_them_on_its_path(
 
     assert all(stored()[i] is None for i in ids)  # not written yet ...
     assert all(r.last_accessed_at == at for r in archive.get(ids))  # ... but already visible
-    searched = {r.id: r for r, _ in archive.keyword_search("note", user_id="ana", n=50)}
+    searched = {r.id: r for r, _ in archive.keyword_search("note", "ana", n=50)}
     assert all(searched[i].last_accessed_at == at for i in ids)
     assert archive.flush_access() == len(ids)
     assert all(stored()[i] is not None for i in ids)
@@ -240,7 +240,7 @@ def test_large_users_are_searched_by_scan_with_the_same_results(archive: SQLiteA
     query = archive.embed_query("ana note 7: tea")
 
     def ids(user: str) -> list[str]:
-        return [r.id for r, _ in archive.dense_search(query, user_id=user, n=5)]
+        return [r.id for r, _ in archive.dense_search(query, user, n=5)]
 
     index = cast(FaissIndex, archive.index)
     direct = ids("ana")
@@ -248,7 +248,7 @@ def test_large_users_are_searched_by_scan_with_the_same_results(archive: SQLiteA
     assert ids("ana") == direct  # the user owns every vector: plain scan
     archive.add([record("bob", i) for i in range(30)])
     assert ids("ana") == direct  # selector scan; bob's records never come back
-    assert {r.user_id for r, _ in archive.dense_search(query, user_id="bob", n=50)} == {"bob"}
+    assert {r.user_id for r, _ in archive.dense_search(query, "bob", n=50)} == {"bob"}
     index.reconstruct_chunk = 7  # vectors fetched in several chunks
     index.direct_limit = 50_000
     assert ids("ana") == direct
@@ -283,7 +283,7 @@ def test_big_users_keyword_search_is_bounded_but_finds_rare_words(path: Path) ->
                 for i, text in enumerate(texts)
             ]
         )
-        hits = archive.keyword_search("what's the weather where Ingrid lives?", user_id="ana", n=8)
+        hits = archive.keyword_search("what's the weather where Ingrid lives?", "ana", n=8)
         ids = [r.id for r, _ in hits]
         # the rare name ranks its two old records first (the one with more terms on top)
         assert ids[:2] == ["ana-5", "ana-9"]
@@ -291,13 +291,13 @@ def test_big_users_keyword_search_is_bounded_but_finds_rare_words(path: Path) ->
         assert ids[2:] == [f"ana-{i}" for i in range(299, 293, -1)]
         assert [s for _, s in hits] == sorted((s for _, s in hits), reverse=True)
         # filters still hold, over the bounded matches
-        old = archive.keyword_search("weather Ingrid", user_id="ana", thread_id="old", n=4)
+        old = archive.keyword_search("weather Ingrid", RecordFilter("ana", thread_id="old"), n=4)
         assert {r.id for r, _ in old} == {"ana-5", "ana-9"}  # old "weather" rows: past the cap
-        new = archive.keyword_search("weather Ingrid", user_id="ana", thread_id="new", n=4)
+        new = archive.keyword_search("weather Ingrid", RecordFilter("ana", thread_id="new"), n=4)
         assert [r.id for r, _ in new] == [f"ana-{i}" for i in range(299, 295, -1)]
         # a forgotten record is gone from the bounded search too
         archive.delete(["ana-5"], user_id="ana")
-        ids = [r.id for r, _ in archive.keyword_search("Ingrid", user_id="ana", n=8)]
+        ids = [r.id for r, _ in archive.keyword_search("Ingrid", "ana", n=8)]
         assert ids == ["ana-9"]
 
 
@@ -307,9 +307,9 @@ def test_bounded_and_exact_keyword_search_agree_on_rare_terms(path: Path) -> Non
         archive.add([record("ana", i) for i in range(200)])
         query = "note 17 or 170 tokyo"
         archive.keyword_term_cap = 500  # every term is 'rare'
-        exact = [r.id for r, _ in archive.keyword_search(query, user_id="ana", n=5)]
+        exact = [r.id for r, _ in archive.keyword_search(query, "ana", n=5)]
         archive.keyword_exact_limit = 10
-        bounded = [r.id for r, _ in archive.keyword_search(query, user_id="ana", n=5)]
+        bounded = [r.id for r, _ in archive.keyword_search(query, "ana", n=5)]
         assert set(exact[:2]) == set(bounded[:2]) == {"ana-17", "ana-170"}
 
 

@@ -22,6 +22,7 @@ from langchain_core.messages import AIMessage, HumanMessage
 
 from langchain_tiered_memory.budget.tokens import OpenAITokenCounter
 from langchain_tiered_memory.recall.excerpt import RECALL_EXCERPT_CHARS
+from langchain_tiered_memory.storage.base import RecordFilter
 from langchain_tiered_memory.store import MemoryStore
 from langchain_tiered_memory.write.extraction import RuleBasedExtractor
 from tiered_memory_bench.big_messages import big_message
@@ -131,7 +132,11 @@ def test_a_huge_archived_turn_costs_later_prompts_no_more_than_a_normal_one(
     text = big_message(1_000_000, "words") + f" {marker} " + big_message(1_000_000, "words")
     store, memory = _huge_turn_memory(tmp_path, text)
     try:
-        (turn,) = [r for r in store.archive.records("ana", kinds="turn") if len(r.text) > 1000]
+        (turn,) = [
+            r
+            for r in store.archive.records(RecordFilter("ana", kinds="turn"))
+            if len(r.text) > 1000
+        ]
         assert text in turn.text  # kept whole in the archive
         for query in ("locker code zanzibar", "market apples sister"):
             context = memory.build_context(query=query, recall=True)

@@ -9,6 +9,7 @@ from langchain_core.language_models import GenericFakeChatModel
 from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
 
 from langchain_tiered_memory import CompressionTriggers, LLMSummarizer, MemoryStore, TieredMemory
+from langchain_tiered_memory.storage.base import RecordFilter
 from langchain_tiered_memory.tiers.buffer import BufferState, append_messages, should_compress
 from langchain_tiered_memory.tiers.summarize import ExtractiveSummarizer, SummarizationError
 from langchain_tiered_memory.values.turns import Turn, group_turns
@@ -80,7 +81,9 @@ def test_soft_trigger_waits_for_new_tokens(counter) -> None:
 
 def archived_turns(memory: TieredMemory) -> list[int]:
     """Indices of the memory's turns in the archive, oldest first."""
-    records = memory.archive.records(memory.user_id, thread_id=memory.thread_id, kinds="turn")
+    records = memory.archive.records(
+        RecordFilter(memory.user_id, thread_id=memory.thread_id, kinds="turn")
+    )
     return sorted(int(r.metadata["turn_index"]) for r in records)
 
 
@@ -95,7 +98,7 @@ def test_compression_evicts_oldest_whole_turns_to_archive_first(counter) -> None
     assert archived, "compression never ran"
     kept = [t.index for t in memory.state.turns]
     assert archived + kept == list(range(40))  # nothing lost, order kept
-    for record in memory.archive.records(memory.user_id, kinds="turn"):
+    for record in memory.archive.records(RecordFilter(memory.user_id, kinds="turn")):
         # whole turns: tool calls travel with results
         assert record.text.count("[calls") == record.text.count("tool result")
     assert memory.state.summary

@@ -32,6 +32,7 @@ from langchain_tiered_memory.integrations.history import (
     TieredHistoryFactory,
     tiered_history_factory,
 )
+from langchain_tiered_memory.storage.base import RecordFilter
 from langchain_tiered_memory.store import MemoryStore
 from langchain_tiered_memory.tiers.summarize import SummarizationError
 from langchain_tiered_memory.values.turns import Turn
@@ -279,7 +280,7 @@ def test_budget_holds_over_a_long_session() -> None:
     counts = [memory.counter.count_messages(prompt) for prompt in model.seen]
     assert len(counts) == 200
     assert max(counts) <= budget, (max(counts), budget)
-    archived = memory.archive.records(memory.user_id, kinds="turn")
+    archived = memory.archive.records(RecordFilter(memory.user_id, kinds="turn"))
     indexes = [int(r.metadata["turn_index"]) for r in archived]
     assert indexes + [t.index for t in memory.state.turns] == list(range(200))  # all archived
     raw = sum(int(r.metadata["tokens"]) for r in archived) + memory.state.turn_tokens
@@ -473,7 +474,7 @@ def test_conversation_chain_with_classic_summariser_llm() -> None:
     counter = memory.memory.counter
     limit = memory.memory.budget.input_budget
     assert all(counter.count_messages([HumanMessage(p)]) <= limit for p in chat_llm.seen)
-    first = memory.memory.archive.records(memory.memory.user_id, kinds="turn")[0]
+    first = memory.memory.archive.records(RecordFilter(memory.memory.user_id, kinds="turn"))[0]
     assert first.text.startswith("user: On 1 May I visit museum 0 with Ana.")
 
 

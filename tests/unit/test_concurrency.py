@@ -44,6 +44,7 @@ from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
 
 from langchain_tiered_memory.budget.context import ContextWindow, RecalledMemory
 from langchain_tiered_memory.memory import TieredMemory
+from langchain_tiered_memory.storage.base import RecordFilter
 from langchain_tiered_memory.store import MemoryStore
 
 USERS = 12
@@ -256,9 +257,7 @@ def test_two_store_objects_on_one_directory(tmp_path: Path) -> None:
         # ... and keyword recall through the *other* object finds it, per user only
         for user in (0, 1):
             other = stores[(user + 1) % 2]
-            hits = other.archive.keyword_search(
-                f"{token(user)} item s2", user_id=user_id(user), n=10
-            )
+            hits = other.archive.keyword_search(f"{token(user)} item s2", user_id(user), n=10)
             assert hits and all(r.user_id == user_id(user) for r, _ in hits)
     finally:
         first.close()
@@ -268,7 +267,7 @@ def test_two_store_objects_on_one_directory(tmp_path: Path) -> None:
         ids = again.archive.index.ids()
         assert ids is not None and len(ids) == again.archive.count()
         for user in (0, 1):
-            hits = again.archive.dense_search(f"{token(user)} item s2", user_id=user_id(user), n=5)
+            hits = again.archive.dense_search(f"{token(user)} item s2", user_id(user), n=5)
             assert hits and all(r.user_id == user_id(user) for r, _ in hits)
         assert_no_lost_writes(again, tally)
 
@@ -300,7 +299,7 @@ def test_parallel_writers_on_one_thread_keep_turn_order_whole(tmp_path: Path, wo
         state = store.memory("ana", "t").state
         assert state.next_index == workers * 15
         turns = list(state.turns)
-        archived = store.archive.records("ana", kinds="turn")
+        archived = store.archive.records(RecordFilter("ana", kinds="turn"))
         transcripts = [r.text for r in archived] + [t.transcript() for t in turns]
         for w in range(workers):
             for n in range(15):

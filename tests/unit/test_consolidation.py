@@ -6,6 +6,7 @@ from langchain_core.messages import HumanMessage
 from langchain_core.runnables import RunnableLambda
 
 from langchain_tiered_memory.records import MemoryRecord
+from langchain_tiered_memory.storage.base import RecordFilter
 from langchain_tiered_memory.store import MemoryStore
 from langchain_tiered_memory.write.consolidation import Reflector
 
@@ -64,8 +65,8 @@ def test_memory_archives_observations_when_enabled(tmp_path) -> None:
             "maya", "t", context_window=4096, reflector=Reflector(model, threshold=15)
         )
         memory.add_messages([HumanMessage("I'm allergic to peanuts.")])
-        assert store.archive.records("maya", kinds=["observation"]) == []
+        assert store.archive.records(RecordFilter("maya", kinds=["observation"])) == []
         memory.add_messages([HumanMessage("My flight to Kyoto is on 14 April at 9:40.")])
-        (obs,) = store.archive.records("maya", kinds=["observation"])
-        facts = {r.id for r in store.archive.records("maya", kinds=["fact"])}
+        (obs,) = store.archive.records(RecordFilter("maya", kinds=["observation"]))
+        facts = {r.id for r in store.archive.records(RecordFilter("maya", kinds=["fact"]))}
         assert set(obs.sources) <= facts and len(obs.sources) == 2

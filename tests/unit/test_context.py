@@ -12,6 +12,7 @@ from langchain_tiered_memory.budget.context import (
     RECALL_HEADER,
     fit_recalled,
 )
+from langchain_tiered_memory.storage.base import RecordFilter
 from langchain_tiered_memory.tiers.buffer import CompressionTriggers
 from langchain_tiered_memory.tiers.core import CoreFact
 
@@ -309,6 +310,6 @@ def test_prompt_never_exceeds_budget(
         assert ctx.total_tokens == counter.count_messages(ctx.messages)
         assert sum(ctx.usage.values()) == ctx.total_tokens
         assert_prompt_is_valid(ctx.messages, SYSTEM, single=single)
-    archived = memory.archive.records(memory.user_id, kinds="turn")
+    archived = memory.archive.records(RecordFilter(memory.user_id, kinds="turn"))
     archived_or_buffered = len(archived) + len(memory.state.turns)
     assert archived_or_buffered == len(batches)  # every turn is somewhere

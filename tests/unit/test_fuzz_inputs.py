@@ -43,6 +43,7 @@ from langchain_tiered_memory.integrations.history import TieredChatMessageHistor
 from langchain_tiered_memory.integrations.tools import create_retrieve_memory_tool
 from langchain_tiered_memory.memory import ABANDONED_TOOL_RESULT, TieredMemory
 from langchain_tiered_memory.records import MemoryRecord
+from langchain_tiered_memory.storage.base import RecordFilter
 from langchain_tiered_memory.store import MemoryStore
 from langchain_tiered_memory.tiers.core import BLOCKS, CoreFact
 
@@ -211,7 +212,10 @@ def check_healthy(store: MemoryStore, thread: str) -> None:
         )
     failures = [e for e in memory.events if e.kind != "compression"]
     assert not failures, failures
-    archived = {r.metadata.get("turn_index") for r in store.archive.records(USER, thread_id=thread)}
+    archived = {
+        r.metadata.get("turn_index")
+        for r in store.archive.records(RecordFilter(USER, thread_id=thread))
+    }
     still = {t.index for t in memory.state.turns}
     assert set(buffered_before) <= archived  # paged out, and nothing lost on the way
     assert still and max(still) == start + FILLERS - 1
@@ -381,7 +385,9 @@ def test_lone_surrogates_are_replaced_not_fatal(store: MemoryStore) -> None:
     memory.add_messages([HumanMessage("bad \ud800 escape"), AIMessage("ok \udfff")])
     assert memory.state.turns[-1].messages[0].content == "bad \ufffd escape"
     check_healthy(store, memory.thread_id)
-    (record,) = store.archive.records(USER, thread_id=memory.thread_id, kinds="turn")[:1]
+    (record,) = store.archive.records(RecordFilter(USER, thread_id=memory.thread_id, kinds="turn"))[
+        :1
+    ]
     assert "bad \ufffd escape" in record.text
     memory.write_fact(CoreFact.new("nick\ud83d", "Ana\udc00"))
     assert memory.core.get("nick\ufffd") is not None

@@ -11,6 +11,7 @@ from langchain_core.messages import AIMessage, HumanMessage
 from langgraph.checkpoint.memory import InMemorySaver
 
 from langchain_tiered_memory.integrations.langgraph import build_memory_graph
+from langchain_tiered_memory.storage.base import RecordFilter
 from langchain_tiered_memory.store import MemoryStore
 
 
@@ -76,7 +77,7 @@ def test_messages_pruned_from_state_once_archived(store) -> None:
     assert state["summary"]
     limit = memory.budget.input_budget
     assert all(memory.counter.count_messages(p) <= limit for p in model.prompts)
-    assert len(store.archive.records("ana", kinds=["turn"])) > 0
+    assert len(store.archive.records(RecordFilter("ana", kinds=["turn"]))) > 0
 
 
 async def test_async_invoke_and_stream(store) -> None:

@@ -51,6 +51,7 @@ from langchain_tiered_memory.integrations.tools import (
     create_retrieve_memory_tool,
 )
 from langchain_tiered_memory.memory import TieredMemory
+from langchain_tiered_memory.storage.base import RecordFilter
 from langchain_tiered_memory.store import MemoryStore
 from langchain_tiered_memory.write.extraction import LLMExtractor
 
@@ -234,7 +235,7 @@ def test_tool_results_and_recalled_records_never_write_core_memory(store: Memory
     bob = store.memory("bob", "chat", context_window=WINDOW, system_prompt=SYSTEM)
     # planted "I'm allergic to ZEBRA" etc. arrived only as tool results: no fact
     assert bob.core.active() == [] and bob.core.history() == []
-    assert store.archive.records("bob", kinds="fact") == []
+    assert store.archive.records(RecordFilter("bob", kinds="fact")) == []
     # recalling them, and feeding the retrieve_memory tool's answer back as a tool
     # result, writes nothing either
     tool = create_retrieve_memory_tool(store, context_window=WINDOW)

@@ -11,6 +11,7 @@ import pytest
 from langchain_core.embeddings import Embeddings
 
 from langchain_tiered_memory.records import MemoryRecord
+from langchain_tiered_memory.storage.base import RecordFilter
 from langchain_tiered_memory.storage.faiss import ivf as ivf_module
 from langchain_tiered_memory.storage.faiss.ivf import InvertedLists
 from langchain_tiered_memory.storage.sqlite.archive import SQLiteArchive
@@ -116,22 +117,22 @@ def test_big_user_gets_an_approximate_index_others_stay_exact(big: SQLiteArchive
     assert big.warm_up("ana") is True
     assert big.warm_up("bob") is False
     for i in (3, 250, 599):  # a record's own vector is its best match
-        assert ids_of(big.dense_search(f"doc {i}", user_id="ana", n=1)) == [f"ana-{i}"]
-    hits = big.dense_search("doc 7", user_id="ana", n=40)
+        assert ids_of(big.dense_search(f"doc {i}", "ana", n=1)) == [f"ana-{i}"]
+    hits = big.dense_search("doc 7", "ana", n=40)
     assert 0 < len(hits) <= 40 and all(r.user_id == "ana" for r, _ in hits)
-    assert ids_of(big.dense_search("doc 610", user_id="bob", n=1)) == ["bob-610"]
-    assert all(r.user_id == "bob" for r, _ in big.dense_search("doc 3", user_id="bob", n=50))
+    assert ids_of(big.dense_search("doc 610", "bob", n=1)) == ["bob-610"]
+    assert all(r.user_id == "bob" for r, _ in big.dense_search("doc 3", "bob", n=50))
     # a thread filter is searched exactly
-    thread_hits = big.dense_search("doc 8", user_id="ana", thread_id="u", n=300)
+    thread_hits = big.dense_search("doc 8", RecordFilter("ana", thread_id="u"), n=300)
     assert len(thread_hits) == 300 and all(r.thread_id == "u" for r, _ in thread_hits)
 
 
 def test_adds_and_deletes_reach_the_approximate_index(big: SQLiteArchive) -> None:
     big.warm_up("ana")
     big.add([record("ana", 1500)])
-    assert ids_of(big.dense_search("doc 1500", user_id="ana", n=1)) == ["ana-1500"]
+    assert ids_of(big.dense_search("doc 1500", "ana", n=1)) == ["ana-1500"]
     big.delete(["ana-250"], user_id="ana")
-    assert "ana-250" not in ids_of(big.dense_search("doc 250", user_id="ana", n=100))
+    assert "ana-250" not in ids_of(big.dense_search("doc 250", "ana", n=100))
 
 
 def test_first_search_is_exact_while_the_index_builds_in_the_background(
@@ -147,20 +148,20 @@ def test_first_search_is_exact_while_the_index_builds_in_the_background(
         return real_build(cls, *args, **kwargs)  # type: ignore[no-any-return]
 
     monkeypatch.setattr(InvertedLists, "build", classmethod(slow_build))
-    exact = big.dense_search("doc 42", user_id="ana", n=5)  # starts the build
+    exact = big.dense_search("doc 42", "ana", n=5)  # starts the build
     assert ids_of(exact)[0] == "ana-42"
     assert started.wait(30)
     big.add([record("ana", 1600), record("ana", 1601)])  # while it builds
     big.delete(["ana-1601", "ana-42"], user_id="ana")
     release.set()
     assert big.warm_up("ana") is True  # waits for the build
-    assert ids_of(big.dense_search("doc 1600", user_id="ana", n=1)) == ["ana-1600"]
-    found = ids_of(big.dense_search("doc 42", user_id="ana", n=600))
+    assert ids_of(big.dense_search("doc 1600", "ana", n=1)) == ["ana-1600"]
+    found = ids_of(big.dense_search("doc 42", "ana", n=600))
     assert "ana-42" not in found and "ana-1601" not in found
 
 
 def test_rebuilding_the_index_drops_the_approximate_one(big: SQLiteArchive) -> None:
     big.warm_up("ana")
     big.rebuild_index()
-    assert ids_of(big.dense_search("doc 77", user_id="ana", n=1)) == ["ana-77"]
+    assert ids_of(big.dense_search("doc 77", "ana", n=1)) == ["ana-77"]
     assert big.warm_up("ana") is True

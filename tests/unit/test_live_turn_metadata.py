@@ -10,6 +10,7 @@ from langchain_core.messages import AIMessage, HumanMessage
 
 from langchain_tiered_memory.budget.tokens import ApproximateTokenCounter
 from langchain_tiered_memory.recall.hybrid import Recaller, RecallWeights
+from langchain_tiered_memory.storage.base import RecordFilter
 from langchain_tiered_memory.storage.sqlite.archive import SQLiteArchive
 from langchain_tiered_memory.store import MemoryStore
 from langchain_tiered_memory.values.turns import Turn
@@ -38,7 +39,7 @@ def test_turns_paged_out_by_a_live_memory_carry_speaker_and_session(tmp_path: Pa
                     AIMessage(f"Noted update {i}."),
                 ]
             )
-        turns = store.archive.records("team", thread_id="standup", kinds=["turn"])
+        turns = store.archive.records(RecordFilter("team", thread_id="standup", kinds=["turn"]))
         assert turns, "nothing was paged out"
         for record in turns:
             index = record.metadata["turn_index"]
@@ -54,7 +55,7 @@ def test_unnamed_live_turns_have_a_session_but_no_speaker(tmp_path: Path) -> Non
         )
         for i in range(40):
             memory.add_messages([HumanMessage(f"Note {i} about tea."), AIMessage("Noted.")])
-        turns = store.archive.records("ana", kinds=["turn"])
+        turns = store.archive.records(RecordFilter("ana", kinds=["turn"]))
         assert turns
         assert all("speaker" not in r.metadata and r.metadata["session"] for r in turns)
 

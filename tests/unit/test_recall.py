@@ -29,6 +29,7 @@ from langchain_tiered_memory.recall.signals import (
     strip_names,
 )
 from langchain_tiered_memory.records import MemoryRecord, ScoredRecord
+from langchain_tiered_memory.storage.base import RecordFilter
 from langchain_tiered_memory.storage.sqlite.archive import SQLiteArchive
 
 NOW = datetime(2026, 3, 1, 12, tzinfo=timezone.utc)
@@ -454,28 +455,12 @@ def test_recaller_works_with_a_minimal_archive(stem_axis) -> None:
             self.touched: list[str] = []
 
         def dense_search(
-            self,
-            vector: object,
-            *,
-            user_id: str,
-            thread_id: str | None = None,
-            kinds: object = None,
-            since: datetime | None = None,
-            until: datetime | None = None,
-            n: int = 50,
+            self, vector: object, where: RecordFilter, *, n: int = 50
         ) -> list[tuple[MemoryRecord, float]]:
             return [(b, 0.9), (a, 0.85)][:n]
 
         def keyword_search(
-            self,
-            text: str,
-            *,
-            user_id: str,
-            thread_id: str | None = None,
-            kinds: object = None,
-            since: datetime | None = None,
-            until: datetime | None = None,
-            n: int = 50,
+            self, text: str, where: RecordFilter, *, n: int = 50
         ) -> list[tuple[MemoryRecord, float]]:
             return [(a, 2.0), (b, 1.0)][:n] if "sunset" in text.lower() else []
 

@@ -188,7 +188,7 @@ def test_a_quoted_order_number_finds_its_turn_first(tmp_path: Path, embeddings: 
         ]
     )
     question = "What's the status of my booking 4821-3907?"
-    bm25 = store.archive.keyword_search(question, user_id="ana", n=3)
+    bm25 = store.archive.keyword_search(question, "ana", n=3)
     assert "4821-3970" in bm25[0][0].text  # BM25 alone puts the near miss first
     hits = Recaller(store.archive, store.embeddings, touch=False).recall(question, user_id="ana")
     assert "4821-3907" in hits[0].record.text
@@ -205,7 +205,7 @@ def test_a_quoted_code_finds_its_turn_first(tmp_path: Path) -> None:
     ]
     store.archive.add([MemoryRecord.new(user_id="ana", kind="turn", text=t) for t in texts])
     question = "Is my flight LX1243 to Zurich on time?"
-    assert "LX1234" in store.archive.keyword_search(question, user_id="ana", n=1)[0][0].text
+    assert "LX1234" in store.archive.keyword_search(question, "ana", n=1)[0][0].text
     coded = Recaller(store.archive, None, touch=False).recall(question, user_id="ana")
     assert coded[0].record.text == "assistant: LX1243 was cancelled."
     store.close()

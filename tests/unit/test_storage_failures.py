@@ -24,6 +24,7 @@ from langchain_tiered_memory.integrations.tools import (
     create_retrieve_memory_tool,
 )
 from langchain_tiered_memory.records import MemoryRecord
+from langchain_tiered_memory.storage.base import RecordFilter
 from langchain_tiered_memory.storage.errors import (
     StorageDamagedError,
     StorageFullError,
@@ -144,9 +145,7 @@ def test_a_damaged_embedding_cache_is_rebuilt(
     (data / "embeddings.sqlite").write_bytes(b"garbage " * 500)
     with MemoryStore(data) as store:  # the default (local) embedder, cached in the file
         store.archive.add([MemoryRecord.new(user_id="ana", kind="fact", text="likes tea")])
-        assert [r.text for r, _ in store.archive.dense_search("tea", user_id="ana")] == [
-            "likes tea"
-        ]
+        assert [r.text for r, _ in store.archive.dense_search("tea", "ana")] == ["likes tea"]
     assert "damaged" in caplog.text
 
 
@@ -177,7 +176,7 @@ def test_summary_ids_cannot_collide_across_users(tmp_path: Path) -> None:
             for memory in (first, second):
                 memory.add_messages([HumanMessage(f"turn {i} " + "trains " * 30), AIMessage("ok")])
         for user in ("a:b", "a"):
-            summaries = store.archive.records(user, kinds="summary")
+            summaries = store.archive.records(RecordFilter(user, kinds="summary"))
             assert summaries, user  # each user's summaries were archived
             assert all(r.user_id == user for r in summaries)
 

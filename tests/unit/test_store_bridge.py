@@ -92,7 +92,7 @@ def test_put_get_update_delete_and_search(memory: MemoryStore) -> None:
     item = store.get(ns, "a")
     assert item is not None and item.value["content"] == "likes black coffee now"
     assert item.updated_at >= item.created_at
-    assert memory.archive.keyword_search("green", user_id="ana") == []  # re-indexed
+    assert memory.archive.keyword_search("green", "ana") == []  # re-indexed
     assert [i.key for i in store.search(ns, query="coffee")][:1] == ["a"]
     assert [i.key for i in store.search(ns, filter={"kind": "pet"})] == ["b"]
     assert [i.key for i in store.search(ns, filter={"rank": {"$gte": 3}})] == ["a", "b"]

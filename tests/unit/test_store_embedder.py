@@ -9,7 +9,7 @@ import pytest
 
 from langchain_tiered_memory.embeddings import DEFAULT_EMBEDDER, EMBEDDERS, embedder_name
 from langchain_tiered_memory.records import MemoryRecord
-from langchain_tiered_memory.storage.sqlite.archive import stored_embeddings_id
+from langchain_tiered_memory.storage.sqlite.meta import stored_embeddings_id
 from langchain_tiered_memory.store import MemoryStore
 
 

@@ -31,6 +31,7 @@ from langchain_tiered_memory.integrations.tools import (
 )
 from langchain_tiered_memory.memory import TieredMemory
 from langchain_tiered_memory.records import MemoryRecord
+from langchain_tiered_memory.storage.base import RecordFilter
 from langchain_tiered_memory.store import MemoryStore
 from langchain_tiered_memory.tiers.buffer import CompressionTriggers
 
@@ -47,7 +48,7 @@ class KeywordRecallMemory(TieredMemory):
 
     def recall(self, query: str, *, k: int | None = None) -> list[RecalledMemory]:
         assert self.store is not None
-        hits = self.store.archive.keyword_search(query, user_id=self.user_id, n=k or 3)
+        hits = self.store.archive.keyword_search(query, self.user_id, n=k or 3)
         return [
             RecalledMemory(r.text, source=r.kind, created_at=r.created_at, score=s, record_id=r.id)
             for r, s in hits
@@ -176,7 +177,9 @@ def test_archived_turns_are_found_per_user(store: MemoryStore, kind: str) -> Non
                 [HumanMessage(f"My dog {pet} is {i + 2} years old."), AIMessage("Noted.")]
             )
         memory.compress(force=True)
-        assert store.archive.records(user, kinds="turn"), "compression paged turns out"
+        assert store.archive.records(RecordFilter(user, kinds="turn")), (
+            "compression paged turns out"
+        )
     tool = create_retrieve_memory_tool(store if kind == "store" else standin_source(store))
     ana = tool.invoke({"query": "dog Biscuit Pretzel"}, config=ANA)
     assert "Biscuit" in ana and "Pretzel" not in ana
@@ -417,10 +420,10 @@ def test_archival_insert_is_per_user_and_searchable(store: MemoryStore) -> None:
     assert insert.invoke({"content": "Ana's passport expires in 2031"}, config=ANA) == (
         "Saved to archival memory."
     )
-    [record] = store.archive.records("ana", kinds="observation")
+    [record] = store.archive.records(RecordFilter("ana", kinds="observation"))
     assert record.text == "Ana's passport expires in 2031" and record.thread_id == "t1"
     assert record.metadata["source"] == "agent_tool"
-    assert store.archive.records("bob", kinds="observation") == []
+    assert store.archive.records(RecordFilter("bob", kinds="observation")) == []
     search = create_retrieve_memory_tool(standin_source(store))
     assert "passport" in search.invoke({"query": "passport"}, config=ANA)
     assert "passport" not in search.invoke({"query": "passport"}, config=BOB)

@@ -73,16 +73,16 @@ def test_add_writes_records_and_store_metadata(
         "kind": "fact",
     }
     assert "thread_id" not in store.get_by_ids(["f2"])[0].metadata  # None is left out
-    assert [r.id for r, _ in archive.keyword_search("tea", user_id="ana")] == ["f1"]
+    assert [r.id for r, _ in archive.keyword_search("tea", "ana")] == ["f1"]
 
 
 def test_dense_search_by_text_and_vector(archive: VectorStoreArchive) -> None:
     archive.add([fact("ana", f"note {i}", f"f{i}") for i in range(6)])
-    hits = archive.dense_search("note 3", user_id="ana", n=2)
+    hits = archive.dense_search("note 3", "ana", n=2)
     assert hits[0][0].id == "f3" and hits[0][1] == pytest.approx(1.0, abs=1e-6)
     assert len(hits) == 2
     vector = archive.embed_query("note 4")
-    assert archive.dense_search(vector, user_id="ana", n=1)[0][0].id == "f4"
+    assert archive.dense_search(vector, "ana", n=1)[0][0].id == "f4"
 
 
 @pytest.mark.parametrize("builder", ["auto", None])
@@ -94,11 +94,11 @@ def test_user_isolation_with_and_without_store_filter(
         # without a store filter, ana's results come only after over-fetching.
         archive.add([fact("bob", "the same words", f"b{i}") for i in range(40)])
         archive.add([fact("ana", f"ana thing {i}", f"a{i}") for i in range(3)])
-        hits = archive.dense_search("the same words", user_id="ana", n=3)
+        hits = archive.dense_search("the same words", "ana", n=3)
         assert {r.id for r, _ in hits} == {"a0", "a1", "a2"}
-        assert {r.user_id for r, _ in archive.dense_search("x", user_id="bob", n=50)} == {"bob"}
-        assert archive.dense_search("the same words", user_id="carol") == []
-        assert {r.id for r, _ in archive.keyword_search("same", user_id="ana")} == set()
+        assert {r.user_id for r, _ in archive.dense_search("x", "bob", n=50)} == {"bob"}
+        assert archive.dense_search("the same words", "carol") == []
+        assert {r.id for r, _ in archive.keyword_search("same", "ana")} == set()
 
 
 def test_filters(archive: VectorStoreArchive) -> None:
@@ -119,7 +119,7 @@ def test_filters(archive: VectorStoreArchive) -> None:
     )
 
     def ids(**kw: Any) -> set[str]:
-        return {r.id for r, _ in archive.dense_search("a", user_id="ana", **kw)}
+        return {r.id for r, _ in archive.dense_search("a", RecordFilter("ana", **kw))}
 
     assert ids() == {"t", "f"}
     assert ids(kinds=["turn"]) == {"t"}
@@ -160,7 +160,7 @@ def test_failed_store_writes_are_replayed(tmp_path: Path) -> None:
     archive.close()
     with VectorStoreArchive(store, tmp_path / "r.sqlite") as again:  # replayed on open
         assert set(store.store) == {"f2"}
-        assert [r.id for r, _ in again.dense_search("second", user_id="ana")] == ["f2"]
+        assert [r.id for r, _ in again.dense_search("second", "ana")] == ["f2"]
 
 
 def test_verify_on_open_and_rebuild(tmp_path: Path) -> None:
@@ -170,7 +170,7 @@ def test_verify_on_open_and_rebuild(tmp_path: Path) -> None:
     fresh = InMemoryVectorStore(DeterministicFakeEmbedding(size=16))  # lost its vectors
     with VectorStoreArchive(fresh, path, verify_on_open=True) as b:
         assert set(fresh.store) == {"f0", "f1", "f2", "f3"}
-        assert b.dense_search("note 2", user_id="ana", n=1)[0][0].id == "f2"
+        assert b.dense_search("note 2", "ana", n=1)[0][0].id == "f2"
         fresh.delete(["f0"])
         b.rebuild_index()
         assert len(fresh.store) == 4
@@ -206,13 +206,13 @@ def test_a_store_that_cannot_search_by_vector_is_searched_by_text(tmp_path: Path
         TextOnlyStore(DeterministicFakeEmbedding(size=32)), tmp_path / "r.sqlite"
     ) as archive:
         archive.add([fact("ana", "likes green tea", "f1")])
-        assert [r.id for r, _ in archive.dense_search("likes green tea", user_id="ana")] == ["f1"]
+        assert [r.id for r, _ in archive.dense_search("likes green tea", "ana")] == ["f1"]
         vector = archive.embed_query("likes green tea")
         with pytest.raises(TypeError, match="TextOnlyStore cannot search by vector"):
-            archive.dense_search(vector, user_id="ana")
+            archive.dense_search(vector, "ana")
     with VectorStoreArchive(
         InMemoryVectorStore(DeterministicFakeEmbedding(size=32)), tmp_path / "s.sqlite"
     ) as archive:
         archive.add([fact("ana", "likes green tea", "f1")])
         vector = archive.embed_query("likes green tea")
-        assert [r.id for r, _ in archive.dense_search(vector, user_id="ana")] == ["f1"]
+        assert [r.id for r, _ in archive.dense_search(vector, "ana")] == ["f1"]

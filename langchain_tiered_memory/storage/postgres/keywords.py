@@ -16,7 +16,7 @@ Both sides use the shared split of :mod:`langchain_tiered_memory.storage.fts`
 
 Scores are BM25 (``k1`` 1.2, ``b`` 0.75, as FTS5) with each matched term
 counted once per record, computed in SQL (see
-:func:`~langchain_tiered_memory.storage.postgres.records.PostgresRecordStore.keyword_search`):
+:func:`bm25_sql`; a very large user's search is bounded, :func:`bounded_matches`):
 IDFs come from the user's own records, so another user's vocabulary never
 changes a user's ranking.
 
@@ -33,7 +33,11 @@ import math
 import unicodedata
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Any
 
+import numpy as np
+
+from langchain_tiered_memory.storage.base import RecordFilter
 from langchain_tiered_memory.storage.fts import fts_terms, fts_tokens
 from langchain_tiered_memory.storage.postgres.schema import TS_CONFIG
 
@@ -41,7 +45,9 @@ __all__ = [
     "BM25_B",
     "BM25_K1",
     "QueryTerm",
+    "bm25_sql",
     "bounded_idf",
+    "bounded_matches",
     "document_text",
     "fold",
     "or_query",
@@ -124,3 +130,85 @@ def bounded_idf(found: int, total: int) -> float:
 def or_query(parts: Sequence[str]) -> str:
     """The SQL of the OR of some ``tsquery`` expressions."""
     return "(" + " || ".join(parts) + ")"
+
+
+#: A user's ``(rid, tsv, filter columns)``: the covering index's entries, and the long ones.
+_USER_KEYWORDS = (
+    "(SELECT rid, tsv, user_id, thread_id, kind, created_at FROM records WHERE user_id = ? "
+    "AND tsv_small OFFSET 0) UNION ALL (SELECT rid, tsv, user_id, thread_id, kind, created_at "
+    "FROM records WHERE user_id = ? AND NOT tsv_small OFFSET 0)"
+)
+
+
+def bm25_sql(
+    parts: Sequence[tuple[str, str]], flt: RecordFilter, size: int, n: int, columns: str
+) -> tuple[str, list[Any]]:
+    """One statement: a user's keyword matches scored BM25, the best ``n`` passing ``flt``
+    returned as rows of ``columns`` with their scores.
+
+    The user's rows are read from the covering keyword index (see
+    :mod:`.schema`; ``OFFSET 0`` keeps the planner from intersecting with the
+    GIN index, whose posting lists of common words span every user), each
+    term's matches counted among them for its IDF, and only then filtered
+    and ranked.
+    """
+    where, filter_params = flt.sql("r")
+    terms = [sql for sql, _ in parts]
+    words = [word for _, word in parts]
+    k = range(len(parts))
+    matches = ", ".join(f"(r.tsv @@ {t})::int AS m{i}" for i, t in zip(k, terms, strict=True))
+    counts = ", ".join(f"sum(m{i})::float8 AS df{i}" for i in k)
+    total = "GREATEST(?, s.hits)"
+    idf = " + ".join(f"h.m{i} * ln(1 + ({total} - s.df{i} + 0.5) / (s.df{i} + 0.5))" for i in k)
+    norm = f"({BM25_K1 + 1} / (1 + {BM25_K1} * (1 - {BM25_B} + {BM25_B} * h.dl / s.avgdl)))"
+    sql = (
+        f"WITH h AS MATERIALIZED (SELECT r.rid, length(r.tsv)::float8 AS dl, ({where}) AS ok, "
+        f"{matches} FROM ({_USER_KEYWORDS}) r WHERE r.tsv @@ {or_query(terms)}), "
+        f"s AS (SELECT count(*)::float8 AS hits, avg(dl) AS avgdl, {counts} FROM h), "
+        f"top AS (SELECT h.rid, ({idf}) * {norm} AS score FROM h, s WHERE h.ok "
+        "ORDER BY score DESC, h.rid DESC LIMIT ?) "
+        f"SELECT {columns}, top.score FROM top JOIN records r ON r.rid = top.rid "
+        "ORDER BY top.score DESC, top.rid DESC"
+    )
+    params: list[Any] = [
+        *filter_params,
+        *words,
+        flt.user_id,
+        flt.user_id,
+        *words,
+        *([size] * len(parts)),
+        n,
+    ]
+    return sql, params
+
+
+def bounded_matches(
+    db: Any, parts: Sequence[tuple[str, str]], user_id: str, size: int, cap: int
+) -> tuple[np.ndarray, np.ndarray]:
+    """A big user's bounded keyword search: each term's newest ``cap`` matches (of the
+    user's ``size`` records), a record scoring the sum of :func:`bounded_idf` of the
+    terms it contains. Returns row ids and scores, best first (newest first on ties)."""
+    cap = max(1, int(cap))
+    found: list[np.ndarray] = []
+    weights: list[np.ndarray] = []
+    for sql, param in parts:
+        branch = (
+            f"(SELECT r.rid FROM records r WHERE r.user_id = ? AND r.tsv_small = {{}} AND "
+            f"r.tsv @@ {sql} ORDER BY r.rid DESC LIMIT ?)"
+        )
+        rows = db.query(
+            f"SELECT rid FROM ({branch.format('true')} UNION ALL {branch.format('false')}) m "
+            "ORDER BY rid DESC LIMIT ?",
+            (user_id, param, cap + 1, user_id, param, cap + 1, cap + 1),
+        )
+        if not rows:
+            continue
+        rids = np.array([r[0] for r in rows], dtype=np.int64)
+        found.append(rids[:cap])
+        weights.append(np.full(min(cap, rids.size), bounded_idf(rids.size, size)))
+    if not found:
+        return np.empty(0, dtype=np.int64), np.empty(0)
+    rids, where = np.unique(np.concatenate(found), return_inverse=True)
+    scores = np.bincount(where, weights=np.concatenate(weights))
+    order = np.lexsort((-rids, -scores))
+    return rids[order], scores[order]

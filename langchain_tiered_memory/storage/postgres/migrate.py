@@ -42,8 +42,9 @@ import numpy as np
 
 from langchain_tiered_memory.storage.postgres.db import postgres_sql, redact_url
 from langchain_tiered_memory.storage.postgres.keywords import document_text
-from langchain_tiered_memory.storage.postgres.records import record_insert_sql, stored_vector
+from langchain_tiered_memory.storage.postgres.rows import record_insert_sql, stored_vector
 from langchain_tiered_memory.storage.postgres.schema import COVERED_MAX_DIM, vector_index_sql
+from langchain_tiered_memory.storage.sql.records import RECORD_COLUMNS
 
 __all__ = ["MigrationReport", "migrate_directory"]
 
@@ -104,21 +105,7 @@ _TABLES = (
     _Table(
         "records",
         ("rid",),
-        (
-            "rid",
-            "id",
-            "user_id",
-            "thread_id",
-            "kind",
-            "text",
-            "created_at",
-            "last_accessed_at",
-            "importance",
-            "sources",
-            "metadata",
-            "expires_at",
-            "vector",
-        ),
+        ("rid", *RECORD_COLUMNS, "vector"),
         identity="rid",
     ),
 )

@@ -25,25 +25,18 @@ call :meth:`~PostgresRecordStore.prepare`, :meth:`~PostgresRecordStore.write_pre
 
 from __future__ import annotations
 
-import json
 import logging
 import time
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from datetime import datetime, timezone
-from typing import Any, cast
+from typing import Any
 
 import numpy as np
 from langchain_core.embeddings import Embeddings
 
-from langchain_tiered_memory.records import MemoryRecord, RecordKind
-from langchain_tiered_memory.storage.base import EmbeddingCache, RecordFilter, check_user
-from langchain_tiered_memory.storage.codec import (
-    embeddings_id,
-    encode_record,
-    from_micros,
-    to_micros,
-)
+from langchain_tiered_memory.records import MemoryRecord
+from langchain_tiered_memory.storage.base import RecordFilter, check_user
+from langchain_tiered_memory.storage.codec import embeddings_id, encode_record
 from langchain_tiered_memory.storage.postgres.ann import (
     INDEX_BUILD_LOCK,
     SESSION_EF_SEARCH,
@@ -52,13 +45,18 @@ from langchain_tiered_memory.storage.postgres.ann import (
 )
 from langchain_tiered_memory.storage.postgres.db import PostgresDatabase, PostgresTx
 from langchain_tiered_memory.storage.postgres.keywords import (
-    BM25_B,
-    BM25_K1,
-    bounded_idf,
+    bm25_sql,
+    bounded_matches,
     document_text,
-    or_query,
     query_terms,
     term_sql,
+)
+from langchain_tiered_memory.storage.postgres.rows import (
+    CHUNK,
+    INSERT,
+    UPSERT,
+    insert_params,
+    stored_vector,
 )
 from langchain_tiered_memory.storage.postgres.schema import (
     COVERED_MAX_DIM,
@@ -70,84 +68,22 @@ from langchain_tiered_memory.storage.sql import user_key
 from langchain_tiered_memory.storage.sql.access import AccessTimes
 from langchain_tiered_memory.storage.sql.audit import AuditLog
 from langchain_tiered_memory.storage.sql.records import (
-    RecordReads,
-    audit_added,
-    check_owners,
+    R_COLUMNS,
+    PreparedRecords,
+    Row,
+    SQLRecordStore,
+    audit_replaced,
     chunks,
     live_hits,
     query_unit_vector,
     same_embedder,
+    settable_values,
     wrong_embedder,
 )
-from langchain_tiered_memory.storage.vectors import unit_rows
 
-__all__ = ["PostgresRecordStore", "PreparedRecords", "record_insert_sql", "stored_vector"]
+__all__ = ["Inserted", "PostgresRecordStore"]
 
 logger = logging.getLogger(__name__)
-
-_CHUNK = 1000
-_COLS = (
-    "r.rid, r.id, r.user_id, r.thread_id, r.kind, r.text, r.created_at, r.last_accessed_at, "
-    "r.importance, r.sources, r.metadata, r.expires_at"
-)
-
-
-def record_insert_sql(*, with_rid: bool = False) -> str:
-    """The ``INSERT`` of one record (``?`` placeholders: [rid,] id, user_id, thread_id,
-    kind, text, created_at, last_accessed_at, importance, sources, metadata, expires_at,
-    vector, keyword text); skips an id stored already and returns ``rid, id``."""
-    names = ["id", "user_id", "thread_id", "kind", "text", "created_at", "last_accessed_at"]
-    names += ["importance", "sources", "metadata", "expires_at", "embedding"]
-    types = ["text", "text", "text", "text", "text", "bigint", "bigint", "float8", "text"]
-    types += ["text", "bigint", "vector"]
-    if with_rid:
-        names, types = ["rid", *names], ["bigint", *types]
-    values = ", ".join(f"?::{t} AS {n}" for n, t in zip(names, types, strict=True))
-    small = small_tsv_sql("v.tsv", "v.user_id", "v.thread_id", "v.kind")
-    return (
-        f"INSERT INTO records ({', '.join(names)}, tsv, tsv_small) "
-        f"SELECT v.*, {small} FROM (SELECT {values}, to_tsvector('{TS_CONFIG}', ?) AS tsv) v "
-        "ON CONFLICT DO NOTHING RETURNING rid, id"
-    )
-
-
-_INSERT = record_insert_sql()
-#: :data:`_INSERT` that replaces a stored row of the same id and user (``put_record``).
-_UPSERT = _INSERT.replace(
-    "ON CONFLICT DO NOTHING",
-    "ON CONFLICT (id) DO UPDATE SET "
-    + ", ".join(
-        f"{c}=EXCLUDED.{c}"
-        for c in [
-            "thread_id",
-            "kind",
-            "text",
-            "created_at",
-            "last_accessed_at",
-            "importance",
-            "sources",
-            "metadata",
-            "expires_at",
-            "embedding",
-            "tsv",
-            "tsv_small",
-        ]
-    )
-    + " WHERE records.user_id = EXCLUDED.user_id",
-)
-
-#: A row the shared forget code handles: ``(rid, record id, text)``.
-Row = Sequence[Any]
-
-
-@dataclass(frozen=True)
-class PreparedRecords:
-    """Records checked and embedded by :meth:`PostgresRecordStore.prepare`, ready to insert.
-
-    ``items`` are ``(record, sources JSON, metadata JSON, unit vector or None)``.
-    """
-
-    items: tuple[tuple[MemoryRecord, str, str, np.ndarray | None], ...]
 
 
 @dataclass(frozen=True)
@@ -158,28 +94,7 @@ class Inserted:
     record: MemoryRecord
 
 
-def _record(row: Sequence[Any]) -> MemoryRecord:
-    sources, metadata = row[9], row[10]
-    return MemoryRecord(
-        row[1],
-        row[2],
-        row[3],
-        row[4],
-        row[5],
-        from_micros(row[6]),
-        from_micros(row[7]) if row[7] is not None else None,
-        float(row[8]),
-        () if sources == "[]" else tuple(json.loads(sources)),
-        {} if metadata == "{}" else json.loads(metadata),
-        from_micros(row[11]) if row[11] is not None else None,
-    )
-
-
-def _chunks(items: Sequence[Any], size: int = _CHUNK) -> Iterable[Sequence[Any]]:
-    return chunks(items, size)
-
-
-class PostgresRecordStore(RecordReads):
+class PostgresRecordStore(SQLRecordStore[Inserted]):
     """The archive in Postgres (the record store of the Postgres backend).
 
     Args:
@@ -190,8 +105,6 @@ class PostgresRecordStore(RecordReads):
         See :class:`~langchain_tiered_memory.storage.postgres.backend.PostgresBackend`.
     """
 
-    #: A keyword search over- fetches this many times ``n`` when a filter may drop hits.
-    overfetch: int = 4
     #: Keyword search ranks every match of a user up to this many records; a
     #: bigger user's search is bounded (each term's newest matches, as SQLite).
     keyword_exact_limit: int = 5_000
@@ -201,8 +114,8 @@ class PostgresRecordStore(RecordReads):
     #: workers' writes change them; they choose exact or bounded search and
     #: the IDFs' collection size).
     size_ttl_seconds: float = 30.0
-    _record_columns = _COLS
-    _id_chunk = _CHUNK
+    _id_chunk = CHUNK
+    _lock_row = " FOR UPDATE"
 
     def __init__(
         self,
@@ -310,106 +223,25 @@ class PostgresRecordStore(RecordReads):
 
     # -- embedding -------------------------------------------------------------------
 
-    def _unit(self, raw: Any, expected: int) -> np.ndarray:
-        vectors = np.asarray(raw, dtype=np.float32)
-        if vectors.ndim != 2 or vectors.shape[0] != expected:
-            raise ValueError(
-                f"the embeddings returned {vectors.shape[0] if vectors.ndim else 0} vectors "
-                f"for {expected} texts"
-            )
-        if self.dim is not None and vectors.shape[1] != self.dim:
-            raise self._dim_error(self.dim, int(vectors.shape[1]))
-        return unit_rows(vectors)
-
-    def embed_query(self, text: str) -> np.ndarray:
-        """The unit query vector for ``text`` (embed once, search with the vector)."""
-        if self.embeddings is None:
-            raise ValueError("this archive has no embeddings (keyword search only)")
-        return self._unit(np.asarray(self.embeddings.embed_query(text)).reshape(1, -1), 1)[0]
-
     # -- writing ---------------------------------------------------------------------
 
-    def _owners(self, ids: Sequence[str], tx: PostgresTx | None = None) -> dict[str, str]:
-        owners: dict[str, str] = {}
-        for chunk in _chunks(list(ids)):
-            sql = "SELECT id, user_id FROM records WHERE id = ANY(?)"
-            rows = (
-                tx.execute(sql, (list(chunk),)).fetchall()
-                if tx
-                else self._db.query(sql, (list(chunk),))
-            )
-            owners.update((str(i), str(u)) for i, u in rows)
-        return owners
-
-    def prepare(self, records: Sequence[MemoryRecord]) -> PreparedRecords:
-        """Check records and embed the new ones, outside any transaction.
-
-        Raises:
-            ValueError: for an invalid record or an id owned by another user.
-        """
-        batch: dict[str, tuple[MemoryRecord, str, str]] = {}
-        for record in records:
-            sources, metadata = encode_record(record)
-            batch.setdefault(record.id, (record, sources, metadata))
-        if not batch:
-            return PreparedRecords(())
-        owners = self._owners(list(batch))
-        check_owners([r for r, _, _ in batch.values()], owners)
-        new = [item for key, item in batch.items() if key not in owners]
-        vectors = None
-        if new and self.embeddings is not None:
-            texts = [r.text for r, _, _ in new]
-            vectors = self._unit(self.embeddings.embed_documents(texts), len(texts))
-        return PreparedRecords(
-            tuple(
-                (record, sources, metadata, vectors[i] if vectors is not None else None)
-                for i, (record, sources, metadata) in enumerate(new)
-            )
-        )
-
-    def write_prepared(
-        self, tx: PostgresTx, prepared: PreparedRecords, *, page_out: bool = False
+    def _insert_new(
+        self, tx: PostgresTx, items: Sequence[tuple[MemoryRecord, str, str, np.ndarray | None]]
     ) -> list[Inserted]:
-        """Insert prepared records inside ``tx`` (ids stored meanwhile are skipped) and
-        write their audit events; returns what was inserted."""
-        if not prepared.items:
-            return []
-        owners = self._owners([r.id for r, _, _, _ in prepared.items], tx)
-        check_owners([r for r, _, _, _ in prepared.items], owners)
-        first = next((v for _, _, _, v in prepared.items if v is not None), None)
+        first = next((v for *_, v in items if v is not None), None)
         if first is not None:
             self._set_dim(tx, int(first.shape[0]))
-        rows = [
-            (
-                record.id,
-                record.user_id,
-                record.thread_id,
-                record.kind,
-                record.text,
-                to_micros(record.created_at),
-                to_micros(record.last_accessed_at) if record.last_accessed_at else None,
-                float(record.importance),
-                sources,
-                metadata,
-                to_micros(record.expires_at) if record.expires_at else None,
-                vector,
-                document_text(record.text),
-            )
-            for record, sources, metadata, vector in prepared.items
-            if record.id not in owners
-        ]
-        by_id = {r.id: r for r, _, _, _ in prepared.items}
+        by_id = {r.id: r for r, *_ in items}
         inserted: list[Inserted] = []
-        if rows:
+        if items:
             with tx.conn.cursor() as cur:
-                cur.executemany(_sql(_INSERT), [_clean_row(r) for r in rows], returning=True)
+                cur.executemany(INSERT, [insert_params(*item) for item in items], returning=True)
                 while True:
                     found = cur.fetchone()
                     if found is not None:
                         inserted.append(Inserted(int(found[0]), by_id[str(found[1])]))
                     if not cur.nextset():
                         break
-        audit_added(self.audit, tx, [e.record for e in inserted], page_out=page_out)
         return inserted
 
     def finish_write(self, entries: Sequence[Inserted]) -> None:
@@ -424,44 +256,16 @@ class PostgresRecordStore(RecordReads):
                 size, at = self._sizes[user]
                 self._sizes[user] = (size + 1, at)
 
-    def add(self, records: Sequence[MemoryRecord]) -> None:
-        """Store records (idempotent by id) with both their index entries, in one commit.
-
-        New texts are embedded in one ``embed_documents`` batch first. A
-        record whose id is stored already is skipped (see :meth:`update_record`).
-
-        Raises:
-            ValueError: for an invalid record, an id owned by another user, or
-                embeddings of the wrong dimension (nothing is stored).
-        """
-        prepared = self.prepare(records)
-        if not prepared.items:
-            return
-
+    def _commit_add(self, prepared: PreparedRecords, *, page_out: bool) -> list[Inserted]:
         def write() -> list[Inserted]:
             with self._db.write() as tx:
-                for user in sorted({r.user_id for r, _, _, _ in prepared.items}):
+                for user in sorted({r.user_id for r, *_ in prepared.items}):
                     self._db.lock_key(tx, user_key(user), shared=True)  # not across a forget
-                return self.write_prepared(tx, prepared)
+                return self.write_prepared(tx, prepared, page_out=page_out)
 
-        self.finish_write(self._db.retrying("adding records", write))  # idempotent by id
-
-    def set_metadata(
-        self, tx: PostgresTx, record_id: str, user_id: str, patch: Mapping[str, Any]
-    ) -> bool:
-        """Merge ``patch`` into a record's metadata inside ``tx`` (no re-embedding)."""
-        row = tx.execute(
-            "SELECT metadata FROM records WHERE id=? AND user_id=? FOR UPDATE",
-            (record_id, user_id),
-        ).fetchone()
-        if row is None:
-            return False
-        metadata = {**json.loads(row[0]), **patch}
-        tx.execute(
-            "UPDATE records SET metadata=? WHERE id=? AND user_id=?",
-            (json.dumps(metadata, ensure_ascii=False), record_id, user_id),
-        )
-        return True
+        entries = self._db.retrying("adding records", write)  # idempotent by id
+        self.finish_write(entries)
+        return entries
 
     def update_record(self, record: MemoryRecord) -> MemoryRecord:
         """Replace a stored record (same id, same user); a new text is re-embedded and
@@ -475,7 +279,7 @@ class PostgresRecordStore(RecordReads):
         current = self._stored_for_update(record)
         vector = None
         if current.text != record.text and self.embeddings is not None:
-            vector = self._unit(self.embeddings.embed_documents([record.text]), 1)[0]
+            vector = self._unit_vectors(self.embeddings.embed_documents([record.text]), 1)[0]
         with self._db.write() as tx:
             self._db.lock_key(tx, user_key(record.user_id), shared=True)
             row = tx.execute(
@@ -486,23 +290,14 @@ class PostgresRecordStore(RecordReads):
                 raise KeyError(f"record {record.id!r} was deleted meanwhile")
             changed = row[0] != record.text
             if changed and vector is None and self.embeddings is not None:
-                vector = self._unit(self.embeddings.embed_documents([record.text]), 1)[0]
-            params: list[Any] = [
-                record.thread_id,
-                record.kind,
-                to_micros(record.created_at),
-                to_micros(record.last_accessed_at) if record.last_accessed_at else None,
-                float(record.importance),
-                sources,
-                metadata,
-                to_micros(record.expires_at) if record.expires_at else None,
-            ]
+                vector = self._unit_vectors(self.embeddings.embed_documents([record.text]), 1)[0]
+            values = settable_values(record, sources, metadata)
+            params: list[Any] = list(values.values())
             words = document_text(record.text)
             small = small_tsv_sql(f"to_tsvector('{TS_CONFIG}', ?)", "?::text", "?::text", "?::text")
             sets = (
-                "thread_id=?, kind=?, created_at=?, last_accessed_at=?, importance=?, "
-                f"sources=?, metadata=?, expires_at=?, text=?, tsv=to_tsvector('{TS_CONFIG}', ?), "
-                f"tsv_small={small}"
+                f"{', '.join(f'{c}=?' for c in values)}, text=?, "
+                f"tsv=to_tsvector('{TS_CONFIG}', ?), tsv_small={small}"
             )
             params += [record.text, words, words, record.user_id, record.thread_id, record.kind]
             if changed:
@@ -512,13 +307,7 @@ class PostgresRecordStore(RecordReads):
                 f"UPDATE records SET {sets} WHERE id=? AND user_id=?",
                 (*params, record.id, record.user_id),
             )
-            self.audit.insert(
-                tx,
-                "write",
-                user_id=record.user_id,
-                thread_id=record.thread_id,
-                payload={"op": "update", "ids": [record.id], "text_changed": changed},
-            )
+            audit_replaced(self.audit, tx, record, "update", text_changed=changed)
         if changed:
             self._forget_texts([str(row[0])])
         return record
@@ -537,24 +326,8 @@ class PostgresRecordStore(RecordReads):
             ValueError: for an invalid record, or an id another user owns.
         """
         sources, metadata = encode_record(record)
-        vector = None
-        if self.embeddings is not None:
-            vector = self._unit(self.embeddings.embed_documents([record.text]), 1)[0]
-        row = (
-            record.id,
-            record.user_id,
-            record.thread_id,
-            record.kind,
-            record.text,
-            to_micros(record.created_at),
-            to_micros(record.last_accessed_at) if record.last_accessed_at else None,
-            float(record.importance),
-            sources,
-            metadata,
-            to_micros(record.expires_at) if record.expires_at else None,
-            vector,
-            document_text(record.text),
-        )
+        embedded = self._embed([record.text])
+        vector = embedded[0] if embedded is not None else None
 
         def write() -> tuple[bool, str | None]:
             with self._db.write() as tx:
@@ -565,17 +338,11 @@ class PostgresRecordStore(RecordReads):
                     "SELECT user_id, text FROM records WHERE id=? FOR UPDATE", (record.id,)
                 ).fetchone()
                 with tx.conn.cursor() as cur:
-                    cur.execute(_sql(_UPSERT), _clean_row(row))
+                    cur.execute(UPSERT, insert_params(record, sources, metadata, vector))
                     stored = cur.fetchone()
                 if stored is None or (old is not None and old[0] != record.user_id):
                     raise ValueError(f"record {record.id!r} belongs to another user")
-                self.audit.insert(
-                    tx,
-                    "write",
-                    user_id=record.user_id,
-                    thread_id=record.thread_id,
-                    payload={"op": "put", "ids": [record.id], "replaced": old is not None},
-                )
+                audit_replaced(self.audit, tx, record, "put", replaced=old is not None)
                 return old is None, (str(old[1]) if old is not None else None)
 
         inserted, old_text = self._db.retrying("putting a record", write)
@@ -590,7 +357,7 @@ class PostgresRecordStore(RecordReads):
     def _write_access(self, rows: Sequence[tuple[str, str, int]]) -> int:
         done = 0
         with self._db.write() as tx:
-            for chunk in _chunks(list(rows)):
+            for chunk in chunks(list(rows), CHUNK):
                 # SKIP LOCKED: never wait for (or deadlock with) a forget deleting these rows;
                 # a skipped access time only ages a recency signal
                 ids, users, ats = (
@@ -608,52 +375,12 @@ class PostgresRecordStore(RecordReads):
                 ).rowcount
         return done
 
-    def note_access(self, ids: Sequence[str], at: datetime | None = None, *, user_id: str) -> None:
-        """Mark ``user_id``'s records as accessed at ``at`` (default now), without waiting.
-
-        Written by a background thread within about a second; meanwhile
-        applied to every record this store returns. Ids of other users are
-        never changed.
-
-        Raises:
-            ValueError: for an invalid ``user_id`` or a closed store.
-        """
-        check_user(user_id)
-        if self._closed:
-            raise ValueError(f"the record store of {self._db.where} is closed")
-        self.access.note(ids, user_id, to_micros(at or datetime.now(timezone.utc)))
-
-    def touch(
-        self, ids: Sequence[str], at: datetime | None = None, *, user_id: str | None = None
-    ) -> int:
-        """Set ``last_accessed_at`` (default now) on these records now; returns how many."""
-        when = to_micros(at or datetime.now(timezone.utc))
-        wanted = list(dict.fromkeys(ids))
-        self.access.drop(user_id or "", wanted)
-        sql = "UPDATE records SET last_accessed_at=? WHERE id = ANY(?)"
-        done = 0
-        with self._db.write() as tx:
-            for chunk in _chunks(wanted):
-                params: list[Any] = [when, list(chunk)]
-                if user_id is not None:
-                    params.append(user_id)
-                done += tx.execute(
-                    sql + (" AND user_id=?" if user_id is not None else ""), params
-                ).rowcount
-        return done
-
-    def flush_access(self) -> int:
-        """Write noted access times now; returns how many records changed."""
-        return self.access.flush()
-
     def flush(self) -> None:
         """Write what is kept in memory now (the noted access times)."""
         self.flush_access()
 
-    _decode = staticmethod(_record)
-
-    def _ids_in(self, ids: Sequence[str]) -> tuple[str, list[Any]]:
-        return "r.id = ANY(?)", [list(ids)]
+    def _ids_in(self, ids: Sequence[Any], column: str = "r.id") -> tuple[str, list[Any]]:
+        return f"{column} = ANY(?)", [list(ids)]
 
     # -- reading ---------------------------------------------------------------------
 
@@ -667,35 +394,8 @@ class PostgresRecordStore(RecordReads):
         self._sizes[user_id] = (size, now)
         return size
 
-    def _resolve(
-        self, hits: Sequence[tuple[int, float]], flt: RecordFilter
-    ) -> list[tuple[MemoryRecord, float]]:
-        """The records of ``(rid, score)`` hits that pass ``flt``, in hit order."""
-        best: dict[int, float] = {}
-        for rid, score in hits:
-            best.setdefault(int(rid), float(score))
-        if not best:
-            return []
-        where, params = flt.sql("r")
-        found: dict[int, MemoryRecord] = {}
-        for chunk in _chunks(list(best)):
-            rows = self._db.query(
-                f"SELECT {_COLS} FROM records r WHERE r.rid = ANY(?) AND {where}",
-                [list(chunk), *params],
-            )
-            found.update((int(row[0]), self._hydrate(row)) for row in rows)
-        return live_hits((found[rid], score) for rid, score in best.items() if rid in found)
-
     def keyword_search(
-        self,
-        query: str,
-        *,
-        user_id: str,
-        thread_id: str | None = None,
-        kinds: Iterable[RecordKind] | RecordKind | None = None,
-        since: datetime | None = None,
-        until: datetime | None = None,
-        n: int = 50,
+        self, query: str, where: RecordFilter | str, *, n: int = 50
     ) -> list[tuple[MemoryRecord, float]]:
         """Keyword search over a user's records; ``(record, BM25 score)``, best first.
 
@@ -708,66 +408,23 @@ class PostgresRecordStore(RecordReads):
         each term's newest :attr:`keyword_term_cap` matches, a record
         scoring the sum of the IDFs of the terms it contains.
         """
-        flt = RecordFilter(user_id, thread_id, cast(Any, kinds), since, until)
+        flt = RecordFilter.of(where)
         terms = query_terms(query)
         if not terms or n <= 0:
             return []
         parts = [term_sql(t) for t in terms]
-        size = self.user_size(user_id)
+        size = self.user_size(flt.user_id)
         if size > self.keyword_exact_limit:
-            return self._bounded_keyword_search(parts, flt, size, n)
-        sql, params = _bm25_sql(parts, flt, size, int(n))
+            rids, scores = bounded_matches(
+                self._db, parts, flt.user_id, size, self.keyword_term_cap
+            )
+            return self._resolve_ranked(rids, scores, flt, n)
+        sql, params = bm25_sql(parts, flt, size, int(n), R_COLUMNS)
         rows = self._db.query(sql, params)
         return live_hits((self._hydrate(row), float(row[12])) for row in rows)
 
-    def _bounded_keyword_search(
-        self, parts: Sequence[tuple[str, str]], flt: RecordFilter, size: int, n: int
-    ) -> list[tuple[MemoryRecord, float]]:
-        cap = max(1, int(self.keyword_term_cap))
-        found: list[np.ndarray] = []
-        weights: list[np.ndarray] = []
-        for sql, param in parts:
-            branch = (
-                f"(SELECT r.rid FROM records r WHERE r.user_id = ? AND r.tsv_small = {{}} AND "
-                f"r.tsv @@ {sql} ORDER BY r.rid DESC LIMIT ?)"
-            )
-            rows = self._db.query(
-                f"SELECT rid FROM ({branch.format('true')} UNION ALL {branch.format('false')}) m "
-                "ORDER BY rid DESC LIMIT ?",
-                (flt.user_id, param, cap + 1, flt.user_id, param, cap + 1, cap + 1),
-            )
-            if not rows:
-                continue
-            rids = np.array([r[0] for r in rows], dtype=np.int64)
-            found.append(rids[:cap])
-            weights.append(np.full(min(cap, rids.size), bounded_idf(rids.size, size)))
-        if not found:
-            return []
-        rids, where = np.unique(np.concatenate(found), return_inverse=True)
-        scores = np.bincount(where, weights=np.concatenate(weights))
-        order = np.lexsort((-rids, -scores))
-        rids, scores = rids[order], scores[order]
-        out: list[tuple[MemoryRecord, float]] = []
-        step = int(n) if flt.user_only else int(n) * max(1, self.overfetch)
-        for start in range(0, rids.size, step):
-            part = slice(start, start + step)
-            out += self._resolve(
-                list(zip(rids[part].tolist(), scores[part].tolist(), strict=True)), flt
-            )
-            if len(out) >= n:
-                break
-        return out[:n]
-
     def dense_search(
-        self,
-        query: Any,
-        *,
-        user_id: str,
-        thread_id: str | None = None,
-        kinds: Iterable[RecordKind] | RecordKind | None = None,
-        since: datetime | None = None,
-        until: datetime | None = None,
-        n: int = 50,
+        self, query: Any, where: RecordFilter | str, *, n: int = 50
     ) -> list[tuple[MemoryRecord, float]]:
         """Vector search over a user's records; ``(record, cosine)``, best first.
 
@@ -776,7 +433,7 @@ class PostgresRecordStore(RecordReads):
         user has an HNSW index of their own (see :mod:`.ann`) and the search
         is by user only. An archive without embeddings finds nothing.
         """
-        flt = RecordFilter(user_id, thread_id, cast(Any, kinds), since, until)
+        flt = RecordFilter.of(where)
         if n <= 0:
             return []
         if isinstance(query, str):
@@ -785,9 +442,9 @@ class PostgresRecordStore(RecordReads):
             vector = self.embed_query(query)
         else:
             vector = query_unit_vector(query, self.dim, self._dim_error)
-        dim = self.ann.dimension(user_id) if flt.user_only else None
+        dim = self.ann.dimension(flt.user_id) if flt.user_only else None
         if dim is not None and dim == vector.size:
-            statement, ef = self.ann.search_sql(user_id, dim, _COLS, n)
+            statement, ef = self.ann.search_sql(flt.user_id, dim, R_COLUMNS, n)
             if ef <= SESSION_EF_SEARCH:  # set on every connection: one statement
                 rows = self._db.retrying(
                     "a dense search",
@@ -798,18 +455,18 @@ class PostgresRecordStore(RecordReads):
                     tx.conn.execute(f"SET LOCAL hnsw.ef_search = {int(ef)}")
                     rows = tx.conn.execute(statement, (vector, vector)).fetchall()
         else:
-            where, params = flt.sql("v")
-            if len(user_id.encode("utf-8", "surrogatepass")) <= 512:
-                where += " AND octet_length(v.user_id) <= 512"  # the covering index's rows
+            cond, params = flt.sql("v")
+            if len(flt.user_id.encode("utf-8", "surrogatepass")) <= 512:
+                cond += " AND octet_length(v.user_id) <= 512"  # the covering index's rows
             rows = self._db.query(
                 "WITH top AS (SELECT v.rid, v.embedding <#> ? AS distance FROM records v WHERE "
-                f"{where} AND v.embedding IS NOT NULL ORDER BY distance LIMIT ?) "
-                f"SELECT {_COLS}, top.distance FROM top JOIN records r ON r.rid = top.rid "
+                f"{cond} AND v.embedding IS NOT NULL ORDER BY distance LIMIT ?) "
+                f"SELECT {R_COLUMNS}, top.distance FROM top JOIN records r ON r.rid = top.rid "
                 "ORDER BY top.distance, r.rid",
                 [vector, *params, int(n)],
             )
             if flt.user_only and self.embeddings is not None:
-                self._maybe_index(user_id, vector.size)
+                self._maybe_index(flt.user_id, vector.size)
         return live_hits((self._hydrate(row), -float(row[12])) for row in rows)
 
     def _maybe_index(self, user_id: str, dim: int) -> None:
@@ -834,127 +491,35 @@ class PostgresRecordStore(RecordReads):
 
     # -- forgetting ------------------------------------------------------------------
 
-    def find_rows(
-        self,
-        tx: PostgresTx,
-        user_id: str,
-        *,
-        ids: Sequence[str] | None = None,
-        kinds: Sequence[str] = (),
-    ) -> list[tuple[Row, MemoryRecord]]:
-        """A user's ``(rid, id, text)`` rows with their records, inside ``tx``.
-
-        By ``ids`` (missing ones skipped), else of ``kinds``, else all of them.
-        """
-        found: list[Sequence[Any]] = []
-        if ids is not None:
-            for chunk in _chunks(list(dict.fromkeys(ids))):
-                found += tx.execute(
-                    f"SELECT {_COLS} FROM records r WHERE r.user_id=? AND r.id = ANY(?)",
-                    (user_id, list(chunk)),
-                ).fetchall()
-        elif kinds:
-            found = tx.execute(
-                f"SELECT {_COLS} FROM records r WHERE r.user_id=? AND r.kind = ANY(?)",
-                (user_id, list(kinds)),
-            ).fetchall()
-        else:
-            found = tx.execute(
-                f"SELECT {_COLS} FROM records r WHERE r.user_id=?", (user_id,)
-            ).fetchall()
-        return [((int(r[0]), str(r[1]), str(r[5])), _record(r)) for r in found]
-
-    def user_rows(self, tx: PostgresTx, user_id: str, *, thread_id: str | None = None) -> list[Row]:
-        """Every ``(rid, id, text)`` row of a user (or of one of their threads)."""
-        if thread_id is None:
-            rows = tx.execute(
-                "SELECT rid, id, text FROM records WHERE user_id=?", (user_id,)
-            ).fetchall()
-        else:
-            rows = tx.execute(
-                "SELECT rid, id, text FROM records WHERE user_id=? AND thread_id=?",
-                (user_id, thread_id),
-            ).fetchall()
-        return [(int(r[0]), str(r[1]), str(r[2])) for r in rows]
-
-    def forget_rows(
-        self, tx: PostgresTx, user_id: str, rows: Sequence[Row], *, whole_user: bool
-    ) -> list[Row]:
-        """Delete a user's rows (their vectors and keyword entries go with them) inside
-        ``tx``; with ``whole_user`` their audit events too (one ``delete`` event stays)."""
-        rows = list(rows)
+    def _delete_rows(self, tx: PostgresTx, user_id: str, rows: Sequence[Row]) -> None:
+        """Delete the rows (their vectors and keyword entries go with them)."""
         self._sizes.pop(user_id, None)
-        for chunk in _chunks([r[0] for r in rows]):
+        for chunk in chunks([r[0] for r in rows], CHUNK):
             tx.execute(
                 "DELETE FROM records WHERE user_id=? AND rid = ANY(?)", (user_id, list(chunk))
             )
-        if whole_user:
-            self.audit.delete_user(tx, user_id)
-            payload: dict[str, Any] = {"forgotten": True, "records": len(rows)}
-            self.audit.insert(tx, "delete", user_id=user_id, payload=payload)
-        elif rows:
-            self.audit.insert(tx, "delete", user_id=user_id, payload={"ids": [r[1] for r in rows]})
-        return rows
 
-    def finish_forget(
-        self,
-        user_id: str,
-        rows: Sequence[Row],
-        *,
-        whole_user: bool,
-        cache_keys: Sequence[str] = (),
-        recovered: bool = False,
+    def _purge_indexes(
+        self, user_id: str, rows: Sequence[Row], *, whole_user: bool, recovered: bool
     ) -> None:
-        """After a forget committed: drop noted access times, the texts' embedding-cache
-        entries and (for a whole user) their HNSW index. ``recovered``: again, after
-        the forget's process died (no rows; the cache entries by ``cache_keys``)."""
-        self.access.drop(user_id, None if whole_user else [r[1] for r in rows])
-        self._forget_texts([r[2] for r in rows if r[2] is not None])
-        if isinstance(self.embeddings, EmbeddingCache) and cache_keys:
-            self.embeddings.forget_cache_keys(cache_keys)
+        """A whole user's HNSW index goes (the rows took their index entries with them)."""
         if whole_user:
             try:
                 self.ann.drop(user_id)
             except Exception:  # committed: the index only holds rows that are gone
                 logger.exception("dropping the HNSW index of user %s failed", user_id)
-        logger.info("deleted %d records of user %s", len(rows), user_id)
 
-    def cache_keys(self, texts: Sequence[str]) -> list[str]:
-        """The keys the embedder's disk cache keeps these texts' vectors under (digests)."""
-        cache = self.embeddings
-        return list(cache.cache_keys(texts)) if isinstance(cache, EmbeddingCache) and texts else []
-
-    def _forget_texts(self, texts: Sequence[str]) -> None:
-        if isinstance(self.embeddings, EmbeddingCache) and texts:
-            self.embeddings.forget_texts(list(texts))
-
-    def delete(self, ids: Sequence[str], *, user_id: str) -> int:
-        """Forget these records of ``user_id`` (ids of other users are ignored); returns
-        how many. Writes a ``delete`` audit event with the ids only."""
-        check_user(user_id)
-        wanted = list(dict.fromkeys(ids))
-        if not wanted:
-            return 0
-
-        def forget() -> list[Row]:
+    def _forget(
+        self, user_id: str, select: Callable[[PostgresTx], Sequence[Row]], *, whole_user: bool
+    ) -> int:
+        def commit() -> list[Row]:
             with self._db.write() as tx:
-                self._db.lock_key(tx, user_key(user_id), shared=True)
-                rows = [row for row, _ in self.find_rows(tx, user_id, ids=wanted)]
-                return self.forget_rows(tx, user_id, rows, whole_user=False)
+                # a whole user's forget excludes every write of theirs meanwhile
+                self._db.lock_key(tx, user_key(user_id), shared=not whole_user)
+                return self.forget_rows(tx, user_id, select(tx), whole_user=whole_user)
 
-        rows = self._db.retrying("deleting records", forget)
-        self.finish_forget(user_id, rows, whole_user=False)
-        return len(rows)
-
-    def delete_user(self, user_id: str) -> int:
-        """Forget every record of ``user_id`` and their audit events (the record store
-        only; :meth:`~..sql.backend.SQLBackend.forget_user` forgets everything)."""
-        check_user(user_id)
-        with self._db.write() as tx:
-            self._db.lock_key(tx, user_key(user_id))
-            rows = self.user_rows(tx, user_id)
-            self.forget_rows(tx, user_id, rows, whole_user=True)
-        self.finish_forget(user_id, rows, whole_user=True)
+        rows = commit() if whole_user else self._db.retrying("deleting records", commit)
+        self.finish_forget(user_id, rows, whole_user=whole_user)
         return len(rows)
 
     # -- export, lifecycle -----------------------------------------------------------
@@ -968,11 +533,6 @@ class PostgresRecordStore(RecordReads):
             return None
         return stored_vector(rows[0][0])
 
-    @property
-    def closed(self) -> bool:
-        """True after :meth:`close`."""
-        return self._closed or self._db.closed
-
     def close(self) -> None:
         """Write pending access times (idempotent; the backend closes the database)."""
         if self._closed:
@@ -980,74 +540,3 @@ class PostgresRecordStore(RecordReads):
         self._closed = True
         if not self._db.closed:
             self.access.close()
-
-    def __repr__(self) -> str:
-        return f"PostgresRecordStore({self._db.where!r})"
-
-
-#: A user's ``(rid, tsv, filter columns)``: the covering index's entries, and the long ones.
-_USER_KEYWORDS = (
-    "(SELECT rid, tsv, user_id, thread_id, kind, created_at FROM records WHERE user_id = ? "
-    "AND tsv_small OFFSET 0) UNION ALL (SELECT rid, tsv, user_id, thread_id, kind, created_at "
-    "FROM records WHERE user_id = ? AND NOT tsv_small OFFSET 0)"
-)
-
-
-def _bm25_sql(
-    parts: Sequence[tuple[str, str]], flt: RecordFilter, size: int, n: int
-) -> tuple[str, list[Any]]:
-    """One statement: a user's keyword matches scored BM25, the best ``n`` passing ``flt``
-    returned as whole records with their scores (see :mod:`.keywords`).
-
-    The user's rows are read from the covering keyword index (see
-    :mod:`.schema`; ``OFFSET 0`` keeps the planner from intersecting with the
-    GIN index, whose posting lists of common words span every user), each
-    term's matches counted among them for its IDF, and only then filtered
-    and ranked.
-    """
-    where, filter_params = flt.sql("r")
-    terms = [sql for sql, _ in parts]
-    words = [word for _, word in parts]
-    k = range(len(parts))
-    matches = ", ".join(f"(r.tsv @@ {t})::int AS m{i}" for i, t in zip(k, terms, strict=True))
-    counts = ", ".join(f"sum(m{i})::float8 AS df{i}" for i in k)
-    total = "GREATEST(?, s.hits)"
-    idf = " + ".join(f"h.m{i} * ln(1 + ({total} - s.df{i} + 0.5) / (s.df{i} + 0.5))" for i in k)
-    norm = f"({BM25_K1 + 1} / (1 + {BM25_K1} * (1 - {BM25_B} + {BM25_B} * h.dl / s.avgdl)))"
-    sql = (
-        f"WITH h AS MATERIALIZED (SELECT r.rid, length(r.tsv)::float8 AS dl, ({where}) AS ok, "
-        f"{matches} FROM ({_USER_KEYWORDS}) r WHERE r.tsv @@ {or_query(terms)}), "
-        f"s AS (SELECT count(*)::float8 AS hits, avg(dl) AS avgdl, {counts} FROM h), "
-        f"top AS (SELECT h.rid, ({idf}) * {norm} AS score FROM h, s WHERE h.ok "
-        "ORDER BY score DESC, h.rid DESC LIMIT ?) "
-        f"SELECT {_COLS}, top.score FROM top JOIN records r ON r.rid = top.rid "
-        "ORDER BY top.score DESC, top.rid DESC"
-    )
-    params: list[Any] = [
-        *filter_params,
-        *words,
-        flt.user_id,
-        flt.user_id,
-        *words,
-        *([size] * len(parts)),
-        n,
-    ]
-    return sql, params
-
-
-def stored_vector(value: Any) -> np.ndarray:
-    """A ``vector`` column's value (pgvector's ``Vector``, or an array) as float32."""
-    to_numpy = getattr(value, "to_numpy", None)
-    return np.asarray(to_numpy() if to_numpy is not None else value, dtype=np.float32)
-
-
-def _sql(statement: str) -> str:
-    from langchain_tiered_memory.storage.postgres.db import postgres_sql
-
-    return postgres_sql(statement, True)
-
-
-def _clean_row(row: Sequence[Any]) -> tuple[Any, ...]:
-    return tuple(
-        v.replace("\x00", "\ufffd") if isinstance(v, str) and "\x00" in v else v for v in row
-    )

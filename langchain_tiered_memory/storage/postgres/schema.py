@@ -37,6 +37,7 @@ from __future__ import annotations
 from typing import Any
 
 from langchain_tiered_memory.storage.errors import StorageError
+from langchain_tiered_memory.storage.sql import create_tables
 
 __all__ = [
     "COVERED_MAX_DIM",
@@ -245,16 +246,7 @@ def create_schema(conn: Any, where: str) -> int:
         conn.execute("SELECT pg_advisory_xact_lock(%s)", (_LOCK,))
         _create_extension(conn, where)
         _create_ts_config(conn)
-        for statement in _TABLES.split(";"):
-            if statement.strip():
-                conn.execute(statement)
-        row = conn.execute("SELECT value FROM meta WHERE key='schema'").fetchone()
-        found = int(row[0]) if row else 0
-        if found > SCHEMA_VERSION:
-            raise ValueError(
-                f"{where} was written by a newer version (schema {found}); upgrade "
-                "langchain-tiered-memory"
-            )
+        found = create_tables(conn.execute, _TABLES, newest=SCHEMA_VERSION, where=where)
         conn.execute(
             "INSERT INTO meta (key, value) VALUES ('schema', %s) ON CONFLICT (key) DO UPDATE "
             "SET value=excluded.value",

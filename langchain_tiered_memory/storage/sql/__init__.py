@@ -9,7 +9,7 @@ no ``RETURNING``: :meth:`Tx.insert` returns the new row's key).
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from contextlib import AbstractContextManager
 from typing import Any, Protocol, runtime_checkable
 
@@ -20,7 +20,9 @@ __all__ = [
     "Database",
     "LoggedDatabase",
     "Tx",
+    "create_tables",
     "facts_key",
+    "run_script",
     "thread_key",
     "user_key",
 ]
@@ -110,3 +112,28 @@ def thread_key(user_id: str, thread_id: str) -> str:
 def facts_key(user_id: str) -> str:
     """The :meth:`Database.lock_key` key of a user's core facts."""
     return f"facts:{id_part(user_id)}"
+
+
+def run_script(execute: Callable[[str], Any], script: str) -> None:
+    """Run each ``;``-separated statement of ``script``."""
+    for statement in script.split(";"):
+        if statement.strip():
+            execute(statement)
+
+
+def create_tables(execute: Callable[[str], Any], script: str, *, newest: int, where: str) -> int:
+    """Run a schema's ``CREATE ... IF NOT EXISTS`` ``script`` and return the schema version
+    the ``meta`` table records (0: a new database).
+
+    Raises:
+        ValueError: if a newer version of the package (a schema above ``newest``) wrote it.
+    """
+    run_script(execute, script)
+    row = execute("SELECT value FROM meta WHERE key='schema'").fetchone()
+    found = int(row[0]) if row else 0
+    if found > newest:
+        raise ValueError(
+            f"{where} was written by a newer version (schema {found}); upgrade "
+            "langchain-tiered-memory"
+        )
+    return found

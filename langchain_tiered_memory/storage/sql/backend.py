@@ -3,7 +3,7 @@
 :class:`SQLBackend` implements :class:`~langchain_tiered_memory.storage.base.MemoryBackend`
 over a :class:`~langchain_tiered_memory.storage.sql.Database`, the shared turn
 log (:class:`~.threads.ThreadLog`), core facts (:class:`~.facts.FactLog`),
-audit log, and a dialect's record store (a :class:`RecordWriter`). A backend
+audit log, and a dialect's record store (a :class:`~.records.SQLRecordStore`). A backend
 subclass only builds those parts (SQLite: one file and FAISS; Postgres: one
 database and pgvector).
 
@@ -50,7 +50,7 @@ import logging
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
 from datetime import datetime, timezone
-from typing import Any, Protocol, TypeVar
+from typing import Any, TypeVar
 
 from langchain_core.messages import BaseMessage
 
@@ -69,7 +69,6 @@ from langchain_tiered_memory.storage.base import (
     Flushes,
     ForgetCounts,
     LogCursor,
-    RecordStore,
     ThreadHead,
     ThreadRead,
     check_user,
@@ -86,86 +85,19 @@ from langchain_tiered_memory.storage.sql import (
 from langchain_tiered_memory.storage.sql.audit import AuditKind, AuditLog
 from langchain_tiered_memory.storage.sql.facts import FactLog
 from langchain_tiered_memory.storage.sql.forgets import ForgetIntent, ForgetLog
+from langchain_tiered_memory.storage.sql.records import Row, SQLRecordStore
 from langchain_tiered_memory.storage.sql.threads import ThreadLog
 from langchain_tiered_memory.values.facts import CoreFact, Expect, FactUpdate
 from langchain_tiered_memory.values.turns import Turn, message_text
 
-__all__ = ["CheckpointPurge", "RecordWriter", "SQLBackend"]
+__all__ = ["CheckpointPurge", "SQLBackend"]
 
 logger = logging.getLogger(__name__)
 
 _T = TypeVar("_T")
 
-#: A row to forget: ``(row key, record id, text)``.
-Row = Sequence[Any]
-
 #: Deletes LangGraph checkpoint threads (the store's checkpointers); given to a forget.
 CheckpointPurge = Callable[[Sequence[str]], None]
-
-
-class RecordWriter(Protocol):
-    """What a dialect's record store offers the shared operations (besides its public API)."""
-
-    def prepare(self, records: Sequence[MemoryRecord]) -> Any:
-        """Validate and embed records, outside any transaction."""
-        ...
-
-    def write_prepared(self, tx: Any, prepared: Any, *, page_out: bool = False) -> list[Any]:
-        """Insert prepared records inside ``tx`` (ids stored meanwhile are skipped)."""
-        ...
-
-    def finish_write(self, entries: Sequence[Any]) -> None:
-        """Index what was inserted, after the commit."""
-        ...
-
-    def set_metadata(self, tx: Any, record_id: str, user_id: str, patch: Mapping[str, Any]) -> bool:
-        """Merge ``patch`` into a record's metadata inside ``tx``."""
-        ...
-
-    def find_rows(
-        self, tx: Any, user_id: str, *, ids: Sequence[str] | None = None, kinds: Sequence[str] = ()
-    ) -> Sequence[tuple[Row, MemoryRecord]]:
-        """A user's rows (by id, or of some kinds, or all), with their records."""
-        ...
-
-    def user_rows(self, tx: Any, user_id: str, *, thread_id: str | None = None) -> Sequence[Row]:
-        """Every row of a user (or of one of their threads)."""
-        ...
-
-    def forget_rows(
-        self, tx: Any, user_id: str, rows: Sequence[Row], *, whole_user: bool
-    ) -> list[Row]:
-        """Delete rows (and with ``whole_user`` the user's audit events) inside ``tx``."""
-        ...
-
-    def cache_keys(self, texts: Sequence[str]) -> list[str]:
-        """The embedding-cache keys of these texts (digests; none without a disk cache)."""
-        ...
-
-    def finish_forget(
-        self,
-        user_id: str,
-        rows: Sequence[Row],
-        *,
-        whole_user: bool,
-        cache_keys: Sequence[str] = (),
-        recovered: bool = False,
-    ) -> None:
-        """Purge indexes and caches of the deleted rows, after the commit (again after a
-        crash: ``recovered``, with no rows, the cache by ``cache_keys``)."""
-        ...
-
-    def export_user(self, user_id: str) -> dict[str, Any]:
-        """A user's records and audit events, JSON-ready."""
-        ...
-
-    def close(self) -> None:
-        """Flush and release."""
-        ...
-
-
-class SQLRecordStore(RecordStore, RecordWriter, Protocol):
-    """A dialect's record store: the archive's public API and what the shared operations use."""
 
 
 def _summary_through(record: MemoryRecord) -> int:
@@ -190,7 +122,7 @@ class SQLBackend:
         where: Where it lives, for messages.
     """
 
-    def __init__(self, db: Database, records: SQLRecordStore, *, where: str) -> None:
+    def __init__(self, db: Database, records: SQLRecordStore[Any], *, where: str) -> None:
         self.db = db
         self.where = where
         self.records = records
@@ -349,6 +281,7 @@ class SQLBackend:
                         if update.unchanged:
                             continue
                         updates.append(update)
+                        assert ready is not None  # prepared for every change with a fact
                         entries += self.records.write_prepared(tx, ready)
                         payload["fact_id"] = update.fact.id
                         if update.superseded is not None:

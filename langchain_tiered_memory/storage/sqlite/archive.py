@@ -28,51 +28,46 @@ with the turn log and the facts (:meth:`~BaseSQLiteArchive.prepare`,
 
 from __future__ import annotations
 
-import json
 import logging
 import os
-import sqlite3
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any, TypeVar, cast
+from typing import Any, TypeVar
 
 import numpy as np
 from langchain_core.embeddings import Embeddings
 
-from langchain_tiered_memory.records import MemoryRecord, RecordKind, turn_record
-from langchain_tiered_memory.storage.base import EmbeddingCache, RecordFilter, check_user
+from langchain_tiered_memory.records import MemoryRecord, turn_record
+from langchain_tiered_memory.storage.base import RecordFilter, check_user
 from langchain_tiered_memory.storage.codec import embeddings_id as codec_embeddings_id
 from langchain_tiered_memory.storage.codec import (
     encode_record,
-    to_micros,
 )
 from langchain_tiered_memory.storage.faiss.index import FaissIndex
 from langchain_tiered_memory.storage.fts import fts_terms
 from langchain_tiered_memory.storage.sql.access import AccessTimes
 from langchain_tiered_memory.storage.sql.audit import AuditLog
 from langchain_tiered_memory.storage.sql.records import (
-    RecordReads,
-    audit_added,
+    PreparedRecords,
+    Row,
+    SQLRecordStore,
+    audit_replaced,
     check_owners,
-    live_hits,
     query_unit_vector,
-    same_embedder,
-    wrong_embedder,
+    record_values,
+    settable_values,
 )
 from langchain_tiered_memory.storage.sqlite.db import SQLiteDatabase, SQLiteTx
 from langchain_tiered_memory.storage.sqlite.keywords import KeywordShards
+from langchain_tiered_memory.storage.sqlite.meta import stored_dim, take_embedder
 from langchain_tiered_memory.storage.sqlite.outbox import VectorIndexSync
 from langchain_tiered_memory.storage.sqlite.rows import (
     CHUNK,
-    COLUMNS,
-    R_COLUMNS,
     id_chunks,
     marks,
-    row_record,
 )
-from langchain_tiered_memory.storage.sqlite.schema import create_schema, read_meta, write_meta
+from langchain_tiered_memory.storage.sqlite.schema import create_schema, write_meta
 from langchain_tiered_memory.storage.vectors import (
     DenseQuery,
     NoVectorIndex,
@@ -80,35 +75,22 @@ from langchain_tiered_memory.storage.vectors import (
     VectorIndex,
     VectorKey,
     WarmableIndex,
-    unit_rows,
 )
 from langchain_tiered_memory.values.turns import Turn
 
 __all__ = [
     "ArchiveTurnHook",
     "BaseSQLiteArchive",
-    "PreparedRecords",
     "SQLiteArchive",
-    "stored_embeddings_id",
 ]
 
 logger = logging.getLogger(__name__)
 
 
-@dataclass(frozen=True)
-class PreparedRecords:
-    """Records validated and embedded by :meth:`BaseSQLiteArchive.prepare`, ready to insert.
-
-    ``items`` are ``(record, (sources JSON, metadata JSON), vector or None)``.
-    """
-
-    items: tuple[tuple[MemoryRecord, tuple[str, str], np.ndarray | None], ...]
-
-
 _ArchiveT = TypeVar("_ArchiveT", bound="BaseSQLiteArchive")
 
 
-class BaseSQLiteArchive(RecordReads):
+class BaseSQLiteArchive(SQLRecordStore[VectorEntry]):
     """The SQLite half of an archive: records, FTS5 keyword index, audit log, forgetting.
 
     Subclasses supply the vector half as a :class:`VectorIndex`
@@ -135,15 +117,15 @@ class BaseSQLiteArchive(RecordReads):
     """
 
     index: VectorIndex
-    overfetch: int = 4
     #: Keyword-index shards of a new archive; an existing archive keeps the
     #: number it was built with (``keywords.count``). Each shard that holds
     #: records is one FTS5 table (five SQLite tables), parsed by every new
     #: connection, so more shards make connections slower to open.
     fts_shards: int = 128
-    _record_columns = R_COLUMNS
     _id_chunk = CHUNK
-    _owner_is = "+r.user_id=?"  # +: see the note above rows.COLUMNS
+    # look hits up by row id; left to itself the planner walks the user's whole
+    # (user_id, ...) index and reads every one of their rows
+    _by_rid = " NOT INDEXED"
     #: Access times noted by :meth:`note_access` are written by a background
     #: thread at most about this many seconds later (:attr:`access_flush_seconds`).
     default_access_flush_seconds: float = 1.0
@@ -179,8 +161,9 @@ class BaseSQLiteArchive(RecordReads):
             if self._owns_db:
                 create_schema(self._db)
             self.audit = AuditLog(self._db)
-            self._dim = self._init_dim(dim)
-            self._check_embeddings_id(embeddings_id)
+            self._dim = stored_dim(self._db, dim, self._dim_error)
+            if embeddings_id is not None and take_embedder(self._db, embeddings_id):
+                self._dim = None
             self.index = self._make_index()
             #: Keeps :attr:`index` in step with the records (outbox, catch-up, rebuild).
             self.index_sync = VectorIndexSync(
@@ -206,51 +189,23 @@ class BaseSQLiteArchive(RecordReads):
         raise NotImplementedError
 
     def _embed_documents(self, texts: Sequence[str]) -> np.ndarray:
-        raise NotImplementedError(f"{type(self).__name__} does not embed documents")
+        vectors = super()._embed(texts)
+        if vectors is None:
+            raise ValueError("this archive has no embeddings (keyword search only)")
+        return vectors
 
-    def embed_query(self, text: str) -> np.ndarray:
-        """The unit query vector for ``text``."""
-        raise NotImplementedError(f"{type(self).__name__} cannot embed queries")
+    def _embed(self, texts: Sequence[str]) -> np.ndarray | None:
+        """New records' vectors (``None`` when the vector index embeds by itself or keeps
+        none)."""
+        return self._embed_documents(texts) if self.index.needs_vectors else None
 
     # ---- the vectors' size and embedder
-
-    def _init_dim(self, dim: int | None) -> int | None:
-        stored = read_meta(self._db, "dim")
-        if dim is not None and dim < 1:
-            raise ValueError(f"dim must be >= 1, got {dim}")
-        if stored is not None:
-            if dim is not None and dim != int(stored):
-                raise self._dim_error(int(stored), dim)
-            return int(stored)
-        if dim is not None:
-            with self._db.write() as conn:
-                write_meta(conn, "dim", str(dim))
-        return dim
 
     def _dim_error(self, built: int, got: int) -> ValueError:
         return ValueError(
             f"this archive was built with dim {built}, got {got} — use the same embeddings "
             f"or a new path ({self._db.where})"
         )
-
-    def _check_embeddings_id(self, embeddings_id: str | None) -> None:
-        """Refuse embeddings other than the ones the stored vectors came from (an
-        archive without vectors takes the new ones), before anything is written."""
-        if embeddings_id is None:
-            return
-        stored = read_meta(self._db, "embeddings")
-        if stored is not None and same_embedder(stored, embeddings_id):
-            return
-        if stored is not None and self._db.query(
-            "SELECT 1 FROM records WHERE vector IS NOT NULL LIMIT 1"
-        ):
-            raise wrong_embedder(self._db.where, stored, embeddings_id)
-        with self._db.write() as conn:
-            write_meta(conn, "embeddings", embeddings_id)
-            if stored is not None:  # no vectors were kept: the new model's size goes
-                conn.execute("DELETE FROM meta WHERE key='dim'")
-        if stored is not None:
-            self._dim = None
 
     def _fill_vectors(self, entries: list[VectorEntry]) -> list[VectorEntry]:
         """Embed and store the vectors ``entries`` lack (for a rebuild of the index)."""
@@ -286,39 +241,19 @@ class BaseSQLiteArchive(RecordReads):
 
     # ---- writing
 
-    def _owners(self, ids: Sequence[str], conn: SQLiteTx | None = None) -> dict[str, str]:
-        owners: dict[str, str] = {}
-        for chunk in id_chunks(list(ids)):
-            sql = f"SELECT id, user_id FROM records WHERE id IN ({marks(len(chunk))})"
-            rows = conn.execute(sql, chunk).fetchall() if conn else self._db.query(sql, chunk)
-            owners.update(rows)
-        return owners
-
     def _insert(
         self,
         conn: SQLiteTx,
         record: MemoryRecord,
-        encoded: tuple[str, str],
+        sources: str,
+        metadata: str,
         vector: np.ndarray | None,
     ) -> int:
+        values = record_values(record, sources, metadata)
+        values["vector"] = vector.tobytes() if vector is not None else None
         rid = conn.insert(
-            "INSERT INTO records (id, user_id, thread_id, kind, text, created_at, "
-            "last_accessed_at, importance, sources, metadata, vector, expires_at) VALUES "
-            "(?,?,?,?,?,?,?,?,?,?,?,?)",
-            (
-                record.id,
-                record.user_id,
-                record.thread_id,
-                record.kind,
-                record.text,
-                to_micros(record.created_at),
-                to_micros(record.last_accessed_at) if record.last_accessed_at else None,
-                float(record.importance),
-                encoded[0],
-                encoded[1],
-                vector.tobytes() if vector is not None else None,
-                to_micros(record.expires_at) if record.expires_at else None,
-            ),
+            f"INSERT INTO records ({', '.join(values)}) VALUES ({marks(len(values))})",
+            list(values.values()),
         )
         self.keywords.add(conn, rid, record.text, record.user_id)
         if self.index.needs_outbox:
@@ -354,68 +289,23 @@ class BaseSQLiteArchive(RecordReads):
             self._user_sizes.pop(owners[rid], None)
         return tables
 
-    def add(self, records: Sequence[MemoryRecord]) -> None:
-        """Store records (idempotent by id) and index them for both searches.
+    def _before_write(self) -> None:
+        self.index_sync.before_write()
 
-        Texts of new records are embedded in one ``embed_documents`` batch;
-        records, FTS rows, vectors and a ``write`` audit event commit in one
-        SQLite transaction, then the vector index is updated. A record whose id
-        is already stored is skipped (use :meth:`update_record` to change it).
+    def _commit_add(self, prepared: PreparedRecords, *, page_out: bool) -> list[VectorEntry]:
+        with self._db.lock:
+            with self._db.write() as conn:
+                entries = self.write_prepared(conn, prepared, page_out=page_out)
+            self.finish_write(entries)
+        return entries
 
-        Raises:
-            ValueError: for an invalid record, an id owned by another user, or
-                embeddings of the wrong dimension.
-        """
-        self._add(records, page_out=False)
-
-    def prepare(self, records: Sequence[MemoryRecord]) -> PreparedRecords:
-        """Validate records and embed the new ones, outside any transaction.
-
-        The slow half of an add; :meth:`write_prepared` is the other half,
-        inside a write transaction that may also hold other stores' changes.
-
-        Raises:
-            ValueError: for an invalid record or an id owned by another user.
-        """
-        batch: dict[str, tuple[MemoryRecord, tuple[str, str]]] = {}
-        for record in records:
-            encoded = encode_record(record)
-            batch.setdefault(record.id, (record, encoded))
-        if not batch:
-            return PreparedRecords(())
-        owners = self._owners(list(batch))
-        check_owners([r for r, _ in batch.values()], owners)
-        new = [item for key, item in batch.items() if key not in owners]
-        vectors = None
-        if new and self.index.needs_vectors:
-            vectors = self._embed_documents([r.text for r, _ in new])
-        return PreparedRecords(
-            tuple(
-                (record, encoded, vectors[i] if vectors is not None else None)
-                for i, (record, encoded) in enumerate(new)
-            )
-        )
-
-    def write_prepared(
-        self, conn: SQLiteTx, prepared: PreparedRecords, *, page_out: bool = False
+    def _insert_new(
+        self, conn: SQLiteTx, items: Sequence[tuple[MemoryRecord, str, str, np.ndarray | None]]
     ) -> list[VectorEntry]:
-        """Insert prepared records inside ``conn``'s write transaction (ids stored
-        meanwhile are skipped); returns what was inserted. Call :meth:`finish_write` after
-        the commit."""
-        if not prepared.items:
-            return []
-        owners = self._owners([r.id for r, _, _ in prepared.items], conn)
-        check_owners([r for r, _, _ in prepared.items], owners)
-        first = next((v for _, _, v in prepared.items if v is not None), None)
+        first = next((v for *_, v in items if v is not None), None)
         if first is not None and self._dim is None:
             write_meta(conn, "dim", str(first.shape[0]))
-        entries = []
-        for record, encoded, vector in prepared.items:
-            if record.id in owners:
-                continue
-            entries.append(VectorEntry(self._insert(conn, record, encoded, vector), record, vector))
-        audit_added(self.audit, conn, [e.record for e in entries], page_out=page_out)
-        return entries
+        return [VectorEntry(self._insert(conn, r, s, m, v), r, v) for r, s, m, v in items]
 
     def finish_write(self, entries: Sequence[VectorEntry]) -> None:
         """Index what :meth:`write_prepared` inserted, once its transaction committed."""
@@ -469,65 +359,6 @@ class BaseSQLiteArchive(RecordReads):
             raise ValueError(f"thread_id must be a non-empty string, got {thread_id!r}")
         return ArchiveTurnHook(self, user_id, thread_id)
 
-    def find_rows(
-        self,
-        conn: SQLiteTx,
-        user_id: str,
-        *,
-        ids: Sequence[str] | None = None,
-        kinds: Sequence[str] = (),
-    ) -> list[tuple[tuple[int, str, str], MemoryRecord]]:
-        """A user's ``(rid, id, text)`` rows with their records, inside ``conn``'s transaction.
-
-        By ``ids`` (missing ones skipped), else of ``kinds``, else all of them.
-        """
-        where, params = "user_id=?", [user_id]
-        found: list[Sequence[Any]] = []
-        if ids is not None:
-            for chunk in id_chunks(list(dict.fromkeys(ids))):
-                found += conn.execute(
-                    f"SELECT {COLUMNS} FROM records WHERE +user_id=? AND id IN "
-                    f"({marks(len(chunk))})",
-                    [user_id, *chunk],
-                ).fetchall()
-        else:
-            if kinds:
-                where += f" AND kind IN ({marks(len(kinds))})"
-                params += list(kinds)
-            found = conn.execute(f"SELECT {COLUMNS} FROM records WHERE {where}", params).fetchall()
-        return [((int(r[0]), str(r[1]), str(r[5])), row_record(r)) for r in found]
-
-    def user_rows(
-        self, conn: SQLiteTx, user_id: str, *, thread_id: str | None = None
-    ) -> list[tuple[int, str, str]]:
-        """Every ``(rid, id, text)`` row of a user (or of one of their threads)."""
-        if thread_id is None:
-            rows = conn.execute(
-                "SELECT rid, id, text FROM records WHERE user_id=?", (user_id,)
-            ).fetchall()
-        else:
-            rows = conn.execute(
-                "SELECT rid, id, text FROM records WHERE user_id=? AND thread_id=?",
-                (user_id, thread_id),
-            ).fetchall()
-        return [(int(r[0]), str(r[1]), str(r[2])) for r in rows]
-
-    def set_metadata(
-        self, conn: SQLiteTx, record_id: str, user_id: str, patch: Mapping[str, Any]
-    ) -> bool:
-        """Merge ``patch`` into a record's metadata inside ``conn``'s transaction (no re-embedding)."""  # noqa: E501
-        row = conn.execute(
-            "SELECT metadata FROM records WHERE id=? AND +user_id=?", (record_id, user_id)
-        ).fetchone()
-        if row is None:
-            return False
-        metadata = {**json.loads(row[0]), **patch}
-        conn.execute(
-            "UPDATE records SET metadata=? WHERE id=? AND +user_id=?",
-            (json.dumps(metadata, ensure_ascii=False), record_id, user_id),
-        )
-        return True
-
     def update_record(self, record: MemoryRecord) -> MemoryRecord:
         """Replace a stored record (same id, same user) with ``record``.
 
@@ -539,7 +370,7 @@ class BaseSQLiteArchive(RecordReads):
             KeyError: if no record has this id.
             ValueError: if the stored record belongs to another user.
         """
-        encoded = encode_record(record)
+        sources, metadata = encode_record(record)
         self.index_sync.before_write()
         changed = self._stored_for_update(record).text != record.text
         vector = None
@@ -557,32 +388,15 @@ class BaseSQLiteArchive(RecordReads):
                     vector = self._embed_documents([record.text])[0]  # changed meanwhile
                 if changed:
                     self.remove_rows(conn, [row])
-                    rid = self._insert(conn, record, encoded, vector)
+                    rid = self._insert(conn, record, sources, metadata, vector)
                 else:
                     rid = int(row[0])
+                    sets = settable_values(record, sources, metadata)
                     conn.execute(
-                        "UPDATE records SET thread_id=?, kind=?, created_at=?, "
-                        "last_accessed_at=?, importance=?, sources=?, metadata=?, expires_at=? "
-                        "WHERE rid=?",
-                        (
-                            record.thread_id,
-                            record.kind,
-                            to_micros(record.created_at),
-                            to_micros(record.last_accessed_at) if record.last_accessed_at else None,
-                            float(record.importance),
-                            encoded[0],
-                            encoded[1],
-                            to_micros(record.expires_at) if record.expires_at else None,
-                            rid,
-                        ),
+                        f"UPDATE records SET {', '.join(f'{c}=?' for c in sets)} WHERE rid=?",
+                        [*sets.values(), rid],
                     )
-                self.audit.insert(
-                    conn,
-                    "write",
-                    user_id=record.user_id,
-                    thread_id=record.thread_id,
-                    payload={"op": "update", "ids": [record.id], "text_changed": changed},
-                )
+                audit_replaced(self.audit, conn, record, "update", text_changed=changed)
             if changed:
                 old = VectorKey(int(row[0]), record.id)
 
@@ -606,7 +420,7 @@ class BaseSQLiteArchive(RecordReads):
         Raises:
             ValueError: for an invalid record, or an id another user owns.
         """
-        encoded = encode_record(record)
+        sources, metadata = encode_record(record)
         self.index_sync.before_write()
         vector = self._embed_documents([record.text])[0] if self.index.needs_vectors else None
         with self._db.lock:
@@ -619,14 +433,8 @@ class BaseSQLiteArchive(RecordReads):
                     self.remove_rows(conn, [row])
                 if vector is not None and self._dim is None:
                     write_meta(conn, "dim", str(vector.shape[0]))
-                rid = self._insert(conn, record, encoded, vector)
-                self.audit.insert(
-                    conn,
-                    "write",
-                    user_id=record.user_id,
-                    thread_id=record.thread_id,
-                    payload={"op": "put", "ids": [record.id], "replaced": row is not None},
-                )
+                rid = self._insert(conn, record, sources, metadata, vector)
+                audit_replaced(self.audit, conn, record, "put", replaced=row is not None)
             if vector is not None and self._dim is None:
                 self._dim = int(vector.shape[0])
             self._user_sizes.pop(record.user_id, None)
@@ -639,65 +447,6 @@ class BaseSQLiteArchive(RecordReads):
 
             self.index_sync.after_commit([*(k.rowid for k in old), rid], [record.user_id], update)
         return record
-
-    def touch(
-        self, ids: Sequence[str], at: datetime | None = None, *, user_id: str | None = None
-    ) -> int:
-        """Set ``last_accessed_at`` (default: now) on these records; returns how many.
-
-        Written before returning; see :meth:`note_access` for the batched form
-        recall uses.
-        """
-        when = to_micros(at or datetime.now(timezone.utc))
-        ids = list(dict.fromkeys(ids))
-        done = 0
-        self.access.drop(user_id or "", ids)  # this later, explicit time wins over a noted one
-        with self._db.write() as conn:
-            for chunk in id_chunks(ids):
-                sql = f"UPDATE records SET last_accessed_at=? WHERE id IN ({marks(len(chunk))})"
-                params: list[Any] = [when, *chunk]
-                if user_id is not None:
-                    sql += " AND +user_id=?"  # +: see the note above rows.COLUMNS
-                    params.append(user_id)
-                done += conn.execute(sql, params).rowcount
-        return done
-
-    def note_access(self, ids: Sequence[str], at: datetime | None = None, *, user_id: str) -> None:
-        """Mark ``user_id``'s records as accessed at ``at`` (default: now), without waiting.
-
-        What recall calls for the records it returns. Unlike :meth:`touch`, the
-        caller does not wait for a write transaction: the access times are
-        kept in memory, written in one batch by a background thread within
-        about :attr:`access_flush_seconds`, and applied meanwhile to every
-        record this archive returns (searches, :meth:`get`, :meth:`records`).
-        Access times only drive recall's recency signal; a crash loses at
-        most the last second or so of them, never a record. Ids of other users
-        are ignored when written.
-
-        Raises:
-            ValueError: for an empty ``user_id`` or a closed archive.
-        """
-        check_user(user_id)
-        when = to_micros(at or datetime.now(timezone.utc))
-        if self.closed:
-            raise ValueError(f"the archive {self._db.where} is closed")
-        self.access.note(ids, user_id, when)
-
-    @property
-    def access_flush_seconds(self) -> float:
-        """Seconds between the background writes of noted access times."""
-        return self.access.interval
-
-    @access_flush_seconds.setter
-    def access_flush_seconds(self, seconds: float) -> None:
-        self.access.interval = seconds
-
-    def flush_access(self) -> int:
-        """Write the access times noted by :meth:`note_access` now; returns how many rows.
-
-        On failure the noted times are kept for the next attempt.
-        """
-        return self.access.flush()
 
     def _write_access(self, rows: Sequence[tuple[str, str, int]]) -> int:
         """Write noted ``(record id, user id, micros)`` times; only the user's own records."""
@@ -715,66 +464,25 @@ class BaseSQLiteArchive(RecordReads):
                     ).rowcount
         return done
 
-    def _forget_access(self, user_id: str, ids: Iterable[str] | None = None) -> None:
-        """Drop noted access times of forgotten records (all of the user's if ``ids`` is None)."""
-        self.access.drop(user_id, ids)
+    def _ids_in(self, ids: Sequence[Any], column: str = "r.id") -> tuple[str, list[Any]]:
+        return f"{column} IN ({marks(len(ids))})", list(ids)
 
-    _decode = staticmethod(row_record)
-
-    def _ids_in(self, ids: Sequence[str]) -> tuple[str, list[Any]]:
-        return f"r.id IN ({marks(len(ids))})", list(ids)
+    def _owner_is(self, column: str = "r.user_id") -> str:
+        return f"+{column}=?"  # +: see the note in .rows
 
     # ---- forgetting
-
-    def delete(self, ids: Sequence[str], *, user_id: str) -> int:
-        """Forget these records of ``user_id`` (ids of other users are ignored).
-
-        Removes the rows, their FTS entries (the FTS index is then merged so
-        no segment keeps the old terms), their stored vectors and their index
-        entries; with ``secure_delete`` the freed bytes are zeroed, the WAL is
-        checkpointed and truncated, and the index file is rewritten. Writes a
-        ``delete`` audit event with the ids only. Returns how many were deleted.
-        """
-        check_user(user_id)
-        ids = list(dict.fromkeys(ids))
-        if not ids:
-            return 0
-
-        def select(conn: SQLiteTx) -> list[Sequence[Any]]:
-            rows: list[Sequence[Any]] = []
-            for chunk in id_chunks(ids):
-                rows += conn.execute(
-                    f"SELECT rid, id, text FROM records WHERE +user_id=? AND id IN "
-                    f"({marks(len(chunk))})",
-                    [user_id, *chunk],
-                ).fetchall()
-            return rows
-
-        return self._forget(user_id, select, whole_user=False)
-
-    def delete_user(self, user_id: str) -> int:
-        """Forget everything about ``user_id``: records, vectors, FTS entries, audit events.
-
-        Other users' data is untouched. Leaves one ``delete`` audit event that
-        says the user was forgotten (a count, no ids, no text). Returns how many
-        records were deleted.
-        """
-        check_user(user_id)
-
-        def select(conn: SQLiteTx) -> list[Sequence[Any]]:
-            return conn.execute(
-                "SELECT rid, id, text FROM records WHERE user_id=?", (user_id,)
-            ).fetchall()
-
-        return self._forget(user_id, select, whole_user=True)
 
     def _forget(
         self,
         user_id: str,
-        select: Callable[[SQLiteTx], list[Sequence[Any]]],
+        select: Callable[[SQLiteTx], Sequence[Row]],
         *,
         whole_user: bool,
     ) -> int:
+        """Forget the rows ``select`` picks: the rows, their FTS entries (the FTS index is
+        then merged so no segment keeps the old terms), their stored vectors and their
+        index entries; with ``secure_delete`` the freed bytes are zeroed, the WAL is
+        checkpointed and truncated, and the index file is rewritten."""
         self.index_sync.before_write()
         with self._db.lock:
             with self._db.write() as conn:
@@ -786,21 +494,9 @@ class BaseSQLiteArchive(RecordReads):
     #: fell further behind compares its ids with the records instead.
     deleted_log_keep: int = 100_000
 
-    def forget_rows(
-        self,
-        conn: SQLiteTx,
-        user_id: str,
-        rows: Sequence[Sequence[Any]],
-        *,
-        whole_user: bool,
-    ) -> list[Sequence[Any]]:
-        """Delete a user's ``(rid, id, text)`` rows inside ``conn``'s transaction.
-
-        With ``whole_user`` the user's audit events go too (one ``delete``
-        event that counts the records stays). Call :meth:`finish_forget`
-        after the commit.
-        """
-        rows = list(rows)
+    def _delete_rows(self, conn: SQLiteTx, user_id: str, rows: Sequence[Row]) -> None:
+        """Delete the rows with their FTS entries, merge the shard's segments, log the row
+        ids for every process's vector index (pruning the log)."""
         self._user_sizes.pop(user_id, None)
         if rows:
             # merge the shard's segments so none keeps the forgotten terms
@@ -815,31 +511,12 @@ class BaseSQLiteArchive(RecordReads):
             ):
                 conn.execute("DELETE FROM deleted_vectors WHERE seq<=?", (cut,))
                 write_meta(conn, "vectors_pruned_through", str(cut))
-        if whole_user:
-            self.audit.delete_user(conn, user_id)
-            payload: dict[str, Any] = {"forgotten": True, "records": len(rows)}
-            self.audit.insert(conn, "delete", user_id=user_id, payload=payload)
-        elif rows:
-            payload = {"ids": [r[1] for r in rows]}
-            self.audit.insert(conn, "delete", user_id=user_id, payload=payload)
-        return rows
 
-    def finish_forget(
-        self,
-        user_id: str,
-        rows: Sequence[Sequence[Any]],
-        *,
-        whole_user: bool,
-        cache_keys: Sequence[str] = (),
-        recovered: bool = False,
+    def _purge_indexes(
+        self, user_id: str, rows: Sequence[Row], *, whole_user: bool, recovered: bool
     ) -> None:
-        """After a forget committed: drop the vectors, rewrite the index file, truncate
-        the WAL, and remove the texts' embedding-cache entries.
-
-        ``recovered`` (the forget's process died after the commit): there are
-        no rows; the index catches up from the deletion log and is rewritten,
-        and the cache entries go by ``cache_keys``.
-        """
+        """Drop the vectors, rewrite the index file and truncate the WAL (``recovered``:
+        the index catches up from the deletion log and is rewritten)."""
         keys = [VectorKey(int(r[0]), str(r[1])) for r in rows]
 
         def update() -> None:
@@ -852,29 +529,11 @@ class BaseSQLiteArchive(RecordReads):
         finally:
             if rows or whole_user or recovered:
                 self._db.checkpoint()
-        self._forget_access(user_id, None if whole_user else [str(r[1]) for r in rows])
-        self._forget_texts([str(r[2]) for r in rows if r[2] is not None], cache_keys)
-        logger.info("deleted %d records of user %s", len(rows), user_id)
-
-    def cache_keys(self, texts: Sequence[str]) -> list[str]:
-        """The embedding-cache keys of these texts (none here; see SQLiteArchive)."""
-        return []
-
-    def _forget_texts(self, texts: Sequence[str], cache_keys: Sequence[str] = ()) -> None:
-        """Remove derived copies of forgotten texts (the embedding cache's; see SQLiteArchive)."""
 
     # ---- reading
 
     def keyword_search(
-        self,
-        query: str,
-        *,
-        user_id: str,
-        thread_id: str | None = None,
-        kinds: Iterable[RecordKind] | RecordKind | None = None,
-        since: datetime | None = None,
-        until: datetime | None = None,
-        n: int = 50,
+        self, query: str, where: RecordFilter | str, *, n: int = 50
     ) -> list[tuple[MemoryRecord, float]]:
         """BM25 keyword search over a user's records; ``(record, score)``, best first.
 
@@ -899,28 +558,20 @@ class BaseSQLiteArchive(RecordReads):
         and weighs little anyway. Term frequency and record length are
         ignored there.
         """
-        flt = RecordFilter(user_id, thread_id, cast(Any, kinds), since, until)
+        flt = RecordFilter.of(where)
         terms = fts_terms(query)
         if not terms or n <= 0:
             return []
-        if not self.keywords.ready(user_id):
+        if not self.keywords.ready(flt.user_id):
             return []  # nobody in this shard has records yet
-        if self._user_size(user_id) > self.keyword_exact_limit:
+        if self._user_size(flt.user_id) > self.keyword_exact_limit:
             rids, scores = self.keywords.bounded(
-                user_id, terms, total=self._user_size(user_id), cap=self.keyword_term_cap
+                flt.user_id, terms, total=self._user_size(flt.user_id), cap=self.keyword_term_cap
             )
-            found: list[tuple[MemoryRecord, float]] = []
-            step = int(n) if flt.user_only else int(n) * max(1, self.overfetch)
-            for start in range(0, rids.size, step):
-                part = slice(start, start + step)
-                chunk = zip(rids[part].tolist(), scores[part].tolist(), strict=True)
-                found += self._resolve(list(chunk), flt)
-                if len(found) >= n:
-                    break
-            return found[:n]
+            return self._resolve_ranked(rids, scores, flt, n)
         limit = int(n) if flt.user_only else int(n) * max(1, self.overfetch)
         while True:
-            hits = self.keywords.ranked(user_id, terms, limit=limit)
+            hits = self.keywords.ranked(flt.user_id, terms, limit=limit)
             found = self._resolve(hits, flt)
             if len(found) >= n or len(hits) < limit:
                 return found[:n]
@@ -944,37 +595,8 @@ class BaseSQLiteArchive(RecordReads):
             return np.empty(0, dtype=np.int64)
         return np.fromstring(text, dtype=np.int64, sep=",")
 
-    def _resolve(
-        self, hits: Sequence[tuple[int, float]], flt: RecordFilter
-    ) -> list[tuple[MemoryRecord, float]]:
-        """Records for ``(rowid, score)`` hits that pass ``flt`` (SQL-checked), in hit order."""
-        best: dict[int, float] = {}
-        for rid, score in hits:
-            best.setdefault(rid, score)
-        found: dict[int, MemoryRecord] = {}
-        where, params = flt.sql("r")
-        hydrate = self._hydrate if self.access.any_pending else row_record
-        for chunk in id_chunks(list(best)):
-            # NOT INDEXED: look the hits up by row id; left to itself the planner walks
-            # the user's whole (user_id, ...) index and reads every one of their rows
-            rows = self._db.query(
-                f"SELECT {R_COLUMNS} FROM records r NOT INDEXED "
-                f"WHERE r.rid IN ({marks(len(chunk))}) AND {where}",
-                [*chunk, *params],
-            )
-            found.update((int(row[0]), hydrate(row)) for row in rows)
-        return live_hits((found[rid], score) for rid, score in best.items() if rid in found)
-
     def dense_search(
-        self,
-        query: str | Sequence[float] | np.ndarray,
-        *,
-        user_id: str,
-        thread_id: str | None = None,
-        kinds: Iterable[RecordKind] | RecordKind | None = None,
-        since: datetime | None = None,
-        until: datetime | None = None,
-        n: int = 50,
+        self, query: str | Sequence[float] | np.ndarray, where: RecordFilter | str, *, n: int = 50
     ) -> list[tuple[MemoryRecord, float]]:
         """Vector search over a user's records; ``(record, score)``, best first.
 
@@ -990,7 +612,7 @@ class BaseSQLiteArchive(RecordReads):
         re-checked against the records in SQL, so another user's record can
         never come back.
         """
-        flt = RecordFilter(user_id, thread_id, cast(Any, kinds), since, until)
+        flt = RecordFilter.of(where)
         if n <= 0:
             return []
         if isinstance(query, str):
@@ -1040,11 +662,6 @@ class BaseSQLiteArchive(RecordReads):
         with self._db.lock:
             self.index_sync.write_file(force=True)
 
-    @property
-    def closed(self) -> bool:
-        """True after :meth:`close`."""
-        return self._closed or self._db.closed
-
     def close(self) -> None:
         """Write pending access times and the vector index, close the database (idempotent)."""
         # before taking the database lock: a flush takes its own lock first
@@ -1067,9 +684,6 @@ class BaseSQLiteArchive(RecordReads):
     def __exit__(self, *exc: object) -> None:
         self.close()
 
-    def __repr__(self) -> str:
-        return f"{type(self).__name__}({self._db.where!r})"
-
 
 @dataclass(frozen=True)
 class ArchiveTurnHook:
@@ -1086,25 +700,6 @@ class ArchiveTurnHook:
     def __call__(self, turns: Sequence[Turn]) -> None:
         """Archive ``turns`` before they leave the buffer."""
         self.archive.archive_turns(turns, user_id=self.user_id, thread_id=self.thread_id)
-
-
-def stored_embeddings_id(path: str | os.PathLike[str]) -> str | None:
-    """The embeddings id an archive file records it was built with (``None``: none yet).
-
-    Reads the file without changing it; a missing file or table gives ``None``.
-    """
-    file = Path(path)
-    if not file.is_file():
-        return None
-    try:
-        conn = sqlite3.connect(f"{file.resolve().as_uri()}?mode=ro", uri=True)
-        try:
-            row = conn.execute("SELECT value FROM meta WHERE key='embeddings'").fetchone()
-        finally:
-            conn.close()
-    except sqlite3.Error:
-        return None
-    return str(row[0]) if row else None
 
 
 class SQLiteArchive(BaseSQLiteArchive):
@@ -1152,15 +747,15 @@ class SQLiteArchive(BaseSQLiteArchive):
         ...     MemoryRecord.new(user_id="bob", kind="fact", text="Bob is allergic to cats",
         ...                      id="f2"),
         ... ])
-        >>> [(r.id, s > 0) for r, s in archive.keyword_search("allergic", user_id="ana")]
+        >>> [(r.id, s > 0) for r, s in archive.keyword_search("allergic", "ana")]
         [('f1', True)]
-        >>> [r.id for r, _ in archive.dense_search("Bob is allergic to cats", user_id="bob", n=1)]
+        >>> [r.id for r, _ in archive.dense_search("Bob is allergic to cats", "bob", n=1)]
         ['f2']
         >>> from langchain_core.messages import HumanMessage
         >>> hook = archive.hook("bob", "t1")  # the buffer's archive hook
         >>> hook([Turn(0, (HumanMessage("I adopted a cat"),))])
         >>> hook([Turn(0, (HumanMessage("I adopted a cat"),))])  # a retry stores nothing twice
-        >>> [(r.id, r.kind, r.text) for r in archive.records("bob", kinds=["turn"])]
+        >>> [(r.id, r.kind, r.text) for r in archive.records(RecordFilter("bob", kinds="turn"))]
         [('bob:t1:turn:0', 'turn', 'user: I adopted a cat')]
         >>> [e.kind for e in archive.audit.events("bob")]
         ['write', 'page_out']
@@ -1170,7 +765,7 @@ class SQLiteArchive(BaseSQLiteArchive):
         (1, 2)
         >>> archive.close()
         >>> with SQLiteArchive(path, embeddings=DeterministicFakeEmbedding(size=32)) as again:
-        ...     [r.text for r in again.records("bob", kinds="fact")]
+        ...     [r.text for r in again.records(RecordFilter("bob", kinds="fact"))]
         ['Bob is allergic to cats']
         >>> tmp.cleanup()
     """
@@ -1202,56 +797,3 @@ class SQLiteArchive(BaseSQLiteArchive):
         if self.embeddings is None:
             return NoVectorIndex()
         return FaissIndex(self.index_path, dim=self._dim, save_every=self._save_every)
-
-    def cache_keys(self, texts: Sequence[str]) -> list[str]:
-        """The keys the embedder's disk cache keeps these texts' vectors under (digests)."""
-        cache = self.embeddings
-        return list(cache.cache_keys(texts)) if isinstance(cache, EmbeddingCache) and texts else []
-
-    def _forget_texts(self, texts: Sequence[str], cache_keys: Sequence[str] = ()) -> None:
-        """Drop the forgotten texts' vectors from the embedder's cache (memory and disk)."""
-        cache = self.embeddings
-        if not isinstance(cache, EmbeddingCache):
-            return
-        if texts:
-            cache.forget_texts(texts)
-        if cache_keys:
-            cache.forget_cache_keys(cache_keys)
-
-    def _check_vectors(self, vectors: np.ndarray, expected: int) -> np.ndarray:
-        if vectors.ndim != 2 or vectors.shape[0] != expected:
-            raise ValueError(
-                f"the embeddings returned {vectors.shape[0] if vectors.ndim else 0} vectors "
-                f"for {expected} texts"
-            )
-        if self._dim is not None and vectors.shape[1] != self._dim:
-            raise self._dim_error(self._dim, int(vectors.shape[1]))
-        return unit_rows(vectors)
-
-    def _embed_documents(self, texts: Sequence[str]) -> np.ndarray:
-        if self.embeddings is None:
-            raise ValueError("this archive has no embeddings (keyword search only)")
-        raw = self.embeddings.embed_documents(list(texts))
-        return self._check_vectors(np.asarray(raw, dtype=np.float32), len(texts))
-
-    def embed_query(self, text: str) -> np.ndarray:
-        """The unit query vector for ``text`` (``embeddings.embed_query``).
-
-        Embed once, then search with the vector (recall also needs it for scoring).
-
-        Example:
-            >>> import tempfile, pathlib
-            >>> from langchain_core.embeddings import DeterministicFakeEmbedding
-            >>> tmp = tempfile.TemporaryDirectory()
-            >>> with SQLiteArchive(pathlib.Path(tmp.name) / "m.sqlite",
-            ...                    embeddings=DeterministicFakeEmbedding(size=8)) as archive:
-            ...     archive.add([MemoryRecord.new(user_id="ana", kind="fact", text="tea", id="f1")])
-            ...     v = archive.embed_query("tea")
-            ...     [(r.id, round(s, 3)) for r, s in archive.dense_search(v, user_id="ana")]
-            [('f1', 1.0)]
-            >>> tmp.cleanup()
-        """
-        if self.embeddings is None:
-            raise ValueError("this archive has no embeddings (keyword search only)")
-        raw = self.embeddings.embed_query(text)
-        return self._check_vectors(np.asarray(raw, dtype=np.float32).reshape(1, -1), 1)[0]

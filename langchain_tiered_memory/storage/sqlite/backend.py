@@ -32,7 +32,8 @@ from typing import Any
 
 from langchain_core.embeddings import Embeddings
 
-from langchain_tiered_memory.storage.sql.backend import SQLBackend, SQLRecordStore
+from langchain_tiered_memory.storage.sql.backend import SQLBackend
+from langchain_tiered_memory.storage.sql.records import SQLRecordStore
 from langchain_tiered_memory.storage.sqlite.archive import SQLiteArchive
 from langchain_tiered_memory.storage.sqlite.db import SQLiteDatabase
 from langchain_tiered_memory.storage.sqlite.migrate import migrate_state_file
@@ -76,7 +77,7 @@ class SQLiteBackend(SQLBackend):
             create_schema(db)
             if directory is not None:
                 migrate_state_file(directory, db)
-            records: SQLRecordStore
+            records: SQLRecordStore[Any]
             if vector_store is not None:
                 from langchain_tiered_memory.storage.vectorstore import VectorStoreArchive
 

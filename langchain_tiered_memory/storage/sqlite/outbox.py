@@ -43,8 +43,9 @@ from typing import Any
 import numpy as np
 
 from langchain_tiered_memory.storage.sql.audit import AuditLog
+from langchain_tiered_memory.storage.sql.records import COLUMNS, row_record
 from langchain_tiered_memory.storage.sqlite.db import SQLiteDatabase
-from langchain_tiered_memory.storage.sqlite.rows import COLUMNS, id_chunks, marks, row_record
+from langchain_tiered_memory.storage.sqlite.rows import id_chunks, marks
 from langchain_tiered_memory.storage.vectors import (
     InProcessIndex,
     VectorEntry,

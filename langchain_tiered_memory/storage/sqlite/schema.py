@@ -27,6 +27,7 @@ with an index of the rows that have one; older files get the columns on open
 
 from __future__ import annotations
 
+from langchain_tiered_memory.storage.sql import create_tables, run_script
 from langchain_tiered_memory.storage.sqlite.db import SQLiteDatabase, SQLiteTx
 
 __all__ = ["SCHEMA_VERSION", "create_schema", "read_meta", "write_meta"]
@@ -154,20 +155,9 @@ def create_schema(db: SQLiteDatabase) -> int:
         ValueError: if a newer version of the package wrote the file.
     """
     with db.write() as tx:
-        for statement in _TABLES.split(";"):
-            if statement.strip():
-                tx.execute(statement)
-        row = tx.execute("SELECT value FROM meta WHERE key='schema'").fetchone()
-        found = int(row[0]) if row else 0
-        if found > SCHEMA_VERSION:
-            raise ValueError(
-                f"{db.where} was written by a newer version (schema {found}); upgrade "
-                "langchain-tiered-memory"
-            )
+        found = create_tables(tx.execute, _TABLES, newest=SCHEMA_VERSION, where=db.where)
         _add_columns(tx)
-        for statement in _LATER_INDEXES.split(";"):
-            if statement.strip():
-                tx.execute(statement)
+        run_script(tx.execute, _LATER_INDEXES)
         tx.execute(
             "INSERT INTO meta (key, value) VALUES ('schema', ?) ON CONFLICT(key) DO UPDATE "
             "SET value=excluded.value",

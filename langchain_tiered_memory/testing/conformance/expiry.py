@@ -8,6 +8,7 @@ from datetime import datetime, timedelta, timezone
 from langchain_core.messages import AIMessage, HumanMessage
 
 from langchain_tiered_memory.records import MemoryRecord
+from langchain_tiered_memory.storage.base import RecordFilter
 from langchain_tiered_memory.store import MemoryStore
 from langchain_tiered_memory.testing.conformance.backend import Backend, file_bytes
 from langchain_tiered_memory.testing.conformance.forget import SECRET, WINDOW, chat
@@ -35,10 +36,10 @@ def test_expired_records_and_facts_are_never_read(store: MemoryStore) -> None:
     memory.write_fact(CoreFact.new("door", f"code {SECRET}", expires_at=past))
     memory.write_fact(CoreFact.new("lamp", "a zebra lamp", expires_at=future))
     ids = {
-        "keyword": {r.id for r, _ in store.archive.keyword_search("zebra code", user_id="ana")},
-        "dense": {r.id for r, _ in store.archive.dense_search("zebra", user_id="ana")},
+        "keyword": {r.id for r, _ in store.archive.keyword_search("zebra code", "ana")},
+        "dense": {r.id for r, _ in store.archive.dense_search("zebra", "ana")},
         "get": {r.id for r in store.archive.get(["gone", "kept", "forever"], user_id="ana")},
-        "records": {r.id for r in store.archive.records("ana", kinds="observation")},
+        "records": {r.id for r in store.archive.records(RecordFilter("ana", kinds="observation"))},
     }
     for where, found in ids.items():
         assert "gone" not in found and {"kept", "forever"} <= found, (where, found)
@@ -88,7 +89,7 @@ def test_the_sweep_deletes_what_expired_as_completely_as_a_forget(backend: Backe
     assert SECRET not in memory.state.summary
     assert all(SECRET not in str(m.content) for m in memory.messages)
     assert SECRET not in repr(store.export_user("ana"))
-    assert store.archive.keyword_search(SECRET, user_id="ana") == []
+    assert store.archive.keyword_search(SECRET, "ana") == []
     deletes = [e for e in store.audit.events("ana") if e.kind == "delete"]
     assert deletes and "locker" in deletes[-1].payload["ids"]
     if backend.files():  # nothing of it left in any byte of any file

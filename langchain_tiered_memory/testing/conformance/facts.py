@@ -12,7 +12,7 @@ from langchain_core.messages import AIMessage, HumanMessage
 
 from langchain_tiered_memory.ids import fact_record_id
 from langchain_tiered_memory.records import MemoryRecord
-from langchain_tiered_memory.storage.base import FactChange, ThreadHead
+from langchain_tiered_memory.storage.base import FactChange, RecordFilter, ThreadHead
 from langchain_tiered_memory.store import MemoryStore
 from langchain_tiered_memory.tiers.core import CoreFact, FactConflict
 
@@ -77,7 +77,7 @@ def test_conditional_writes_change_nothing_when_they_fail(store: MemoryStore) ->
 def test_facts_are_per_user(store: MemoryStore) -> None:
     store.core("ana").upsert(CoreFact.new("allergy", "allergic to peanuts"))
     assert store.core("bob").active() == []
-    assert [r.user_id for r in store.archive.records("ana", kinds="fact")] == ["ana"]
+    assert [r.user_id for r in store.archive.records(RecordFilter("ana", kinds="fact"))] == ["ana"]
     assert store.archive.records("bob") == []
 
 

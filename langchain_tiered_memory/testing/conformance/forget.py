@@ -7,6 +7,7 @@ from langchain_core.messages import AIMessage, HumanMessage
 
 from langchain_tiered_memory.memory import FORGOTTEN_REQUEST
 from langchain_tiered_memory.records import MemoryRecord
+from langchain_tiered_memory.storage.base import RecordFilter
 from langchain_tiered_memory.store import MemoryStore
 from langchain_tiered_memory.testing.conformance.backend import Backend, file_bytes
 from langchain_tiered_memory.tiers.core import CoreFact
@@ -124,7 +125,7 @@ def test_forgetting_a_fact_removes_what_stated_and_carried_it(store: MemoryStore
     assert SECRET not in memory.state.summary
     assert stating and not set(stating) & {t.index for t in memory.state.turns}
     assert SECRET not in repr(store.export_user("ana"))
-    assert store.archive.keyword_search(SECRET, user_id="ana") == []
+    assert store.archive.keyword_search(SECRET, "ana") == []
 
 
 def test_a_forget_request_in_the_conversation_is_carried_out(store: MemoryStore) -> None:
@@ -192,7 +193,7 @@ def test_a_forget_by_words_reaches_every_tier(backend: Backend) -> None:
     assert SECRET not in repr(memory.build_context().messages)
     assert SECRET not in repr(store.memory("ana", "t2", context_window=WINDOW).build_context())
     assert SECRET not in repr(store.export_user("ana"))  # log, records, facts, audit events
-    assert store.archive.keyword_search(SECRET, user_id="ana") == []
+    assert store.archive.keyword_search(SECRET, "ana") == []
     # "moved again, to X" is the home fact now (issue 30): forgetting X forgets that subject;
     # the Lisbon turn stays in the conversation
     assert SECRET not in memory.core.render()
@@ -212,7 +213,7 @@ def test_forget_thread_removes_one_conversation(store: MemoryStore) -> None:
     chat(drop, 20, secret=True)
     assert store.forget_thread("ana", "drop") > 0
     assert store.threads("ana") == ["keep"]
-    assert store.archive.records("ana", thread_id="drop") == []
+    assert store.archive.records(RecordFilter("ana", thread_id="drop")) == []
     assert drop.messages == [] and drop.state.summary == ""
     assert len(keep.messages) > 0
     drop.add_messages([HumanMessage("a fresh start")])

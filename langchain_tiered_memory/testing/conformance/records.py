@@ -9,6 +9,7 @@ from datetime import datetime, timedelta, timezone
 import pytest
 
 from langchain_tiered_memory.records import MemoryRecord
+from langchain_tiered_memory.storage.base import RecordFilter
 from langchain_tiered_memory.store import MemoryStore
 
 T0 = datetime(2025, 3, 1, tzinfo=timezone.utc)
@@ -27,15 +28,15 @@ def test_users_never_see_each_others_records(store: MemoryStore) -> None:
         ]
     )
     for user, mine in (("ana", {"a1"}), ("bob", {"b1", "b2"})):
-        keyword = {r.id for r, _ in store.archive.keyword_search("allergic peanuts", user_id=user)}
-        dense = {r.id for r, _ in store.archive.dense_search("peanut allergy", user_id=user)}
+        keyword = {r.id for r, _ in store.archive.keyword_search("allergic peanuts", user)}
+        dense = {r.id for r, _ in store.archive.dense_search("peanut allergy", user)}
         assert keyword <= mine and keyword, (user, keyword)
         assert dense <= mine and dense, (user, dense)
         assert {r.id for r in store.archive.records(user)} == mine
         assert {r.id for r in store.archive.get(["a1", "b1", "b2"], user_id=user)} == mine
         assert store.archive.count(user) == len(mine)
-    assert store.archive.keyword_search("peanuts", user_id="carol") == []
-    assert store.archive.dense_search("peanuts", user_id="carol") == []
+    assert store.archive.keyword_search("peanuts", "carol") == []
+    assert store.archive.dense_search("peanuts", "carol") == []
 
 
 def test_filters_by_thread_kind_and_time(store: MemoryStore) -> None:
@@ -47,14 +48,16 @@ def test_filters_by_thread_kind_and_time(store: MemoryStore) -> None:
         ]
     )
     search = store.archive.keyword_search
-    assert {r.id for r, _ in search("tea", user_id="ana", thread_id="t1")} == {"r1"}
-    assert {r.id for r, _ in search("tea", user_id="ana", kinds="fact")} == {"r3"}
+    assert {r.id for r, _ in search("tea", RecordFilter("ana", thread_id="t1"))} == {"r1"}
+    assert {r.id for r, _ in search("tea", RecordFilter("ana", kinds="fact"))} == {"r3"}
     # since inclusive, until exclusive
-    day = search("tea", user_id="ana", since=T0, until=T0 + timedelta(days=1))
+    day = search("tea", RecordFilter("ana", since=T0, until=T0 + timedelta(days=1)))
     assert {r.id for r, _ in day} == {"r1", "r2"}
-    dense = store.archive.dense_search("tea", user_id="ana", thread_id="t2", kinds="turn")
+    dense = store.archive.dense_search("tea", RecordFilter("ana", thread_id="t2", kinds="turn"))
     assert [r.id for r, _ in dense] == ["r2"]
-    assert [r.id for r in store.archive.records("ana", since=T0 + timedelta(days=1))] == ["r3"]
+    assert [
+        r.id for r in store.archive.records(RecordFilter("ana", since=T0 + timedelta(days=1)))
+    ] == ["r3"]
 
 
 def test_adds_are_idempotent_and_ids_belong_to_one_user(store: MemoryStore) -> None:
@@ -72,9 +75,9 @@ def test_an_update_reindexes_both_searches(store: MemoryStore) -> None:
     store.archive.add([rec("ana", "ana drinks coffee", "r1")])
     old = store.archive.get(["r1"])[0]
     store.archive.update_record(MemoryRecord(**{**old.__dict__, "text": "ana drinks tea now"}))
-    assert [r.id for r, _ in store.archive.keyword_search("tea", user_id="ana")] == ["r1"]
-    assert store.archive.keyword_search("coffee", user_id="ana") == []
-    top = store.archive.dense_search("tea", user_id="ana", n=1)
+    assert [r.id for r, _ in store.archive.keyword_search("tea", "ana")] == ["r1"]
+    assert store.archive.keyword_search("coffee", "ana") == []
+    top = store.archive.dense_search("tea", "ana", n=1)
     assert [r.text for r, _ in top] == ["ana drinks tea now"]
 
 
@@ -82,8 +85,8 @@ def test_a_put_inserts_or_replaces_and_never_fails_racing_deletes(store: MemoryS
     store.archive.put_record(rec("ana", "ana drinks coffee", "p1"))  # inserts
     store.archive.put_record(rec("ana", "ana drinks tea now", "p1"))  # replaces
     assert [r.text for r in store.archive.records("ana")] == ["ana drinks tea now"]
-    assert [r.id for r, _ in store.archive.keyword_search("tea", user_id="ana")] == ["p1"]
-    assert store.archive.keyword_search("coffee", user_id="ana") == []
+    assert [r.id for r, _ in store.archive.keyword_search("tea", "ana")] == ["p1"]
+    assert store.archive.keyword_search("coffee", "ana") == []
     with pytest.raises(ValueError, match="another user"):
         store.archive.put_record(rec("bob", "steal", "p1"))
     errors: list[BaseException] = []
@@ -106,16 +109,16 @@ def test_a_put_inserts_or_replaces_and_never_fails_racing_deletes(store: MemoryS
     assert errors == [], errors[:3]
     store.archive.put_record(rec("ana", "ana's last word", "p1"))
     assert [r.text for r in store.archive.records("ana")] == ["ana's last word"]
-    assert [r.id for r, _ in store.archive.dense_search("last word", user_id="ana")] == ["p1"]
+    assert [r.id for r, _ in store.archive.dense_search("last word", "ana")] == ["p1"]
 
 
 def test_deletes_touch_only_the_named_users_records(store: MemoryStore) -> None:
     store.archive.add([rec("ana", "ana lamp", "a1"), rec("bob", "bob lamp", "b1")])
     assert store.archive.delete(["a1", "b1"], user_id="ana") == 1
     assert [r.id for r in store.archive.records("bob")] == ["b1"]
-    assert store.archive.keyword_search("lamp", user_id="ana") == []
-    assert store.archive.dense_search("lamp", user_id="ana") == []
-    assert [r.id for r, _ in store.archive.dense_search("lamp", user_id="bob")] == ["b1"]
+    assert store.archive.keyword_search("lamp", "ana") == []
+    assert store.archive.dense_search("lamp", "ana") == []
+    assert [r.id for r, _ in store.archive.dense_search("lamp", "bob")] == ["b1"]
 
 
 def test_the_tools_and_recall_search_what_the_memory_archived(store: MemoryStore) -> None:

@@ -7,6 +7,7 @@ import threading
 import pytest
 from langchain_core.messages import AIMessage, HumanMessage, SystemMessage, ToolMessage
 
+from langchain_tiered_memory.storage.base import RecordFilter
 from langchain_tiered_memory.store import MemoryStore
 from langchain_tiered_memory.testing.conformance.backend import Backend
 from langchain_tiered_memory.tiers.buffer import CompressionTriggers
@@ -22,7 +23,7 @@ def exchange(i: int, *, tag: str = "") -> list:
 
 
 def archived_turns(store: MemoryStore, user: str, thread: str) -> list[int]:
-    records = store.archive.records(user, thread_id=thread, kinds="turn")
+    records = store.archive.records(RecordFilter(user, thread_id=thread, kinds="turn"))
     return sorted(int(r.metadata["turn_index"]) for r in records)
 
 
@@ -106,7 +107,7 @@ def test_compressions_racing_on_one_thread_archive_each_turn_once(store: MemoryS
     assert len(archived) == len(set(archived))  # no turn archived twice
     assert archived + [t.index for t in state.turns] == list(range(48))
     texts = "\n".join(
-        [r.text for r in store.archive.records("ana", kinds="turn")]
+        [r.text for r in store.archive.records(RecordFilter("ana", kinds="turn"))]
         + [t.transcript() for t in state.turns]
     )
     for w in range(4):
@@ -162,5 +163,5 @@ def test_unstorable_characters_in_messages_are_repaired_alike(backend: Backend) 
     assert [m.content for m in fresh.messages] == expected
     for i in range(1, 40):  # page the turn out: the archived turn holds the repaired text
         fresh.add_messages(exchange(i))
-    turn = store.archive.records("ana", kinds="turn")[0]
+    turn = store.archive.records(RecordFilter("ana", kinds="turn"))[0]
     assert "\x00" not in turn.text and "tea\ufffd and \ufffd jazz" in turn.text
