@@ -151,7 +151,7 @@ def test_the_graph_extracts_with_its_model_and_a_run_never_waits_for_it(
     graph = graph_with(store, model)
     out = graph.invoke({"messages": [HumanMessage(SAID)]}, CONFIG)
     assert out["messages"][-1].content == "Noted."
-    assert entered.wait(10) and not gate.is_set()  # the run returned; the call is blocked
+    assert entered.wait(60) and not gate.is_set()  # the run returned; the call is blocked
     assert "home_city" not in facts(store)  # not the rules: nothing before the answer
     gate.set()
     assert eventually(lambda: facts(store).get("home_city") == "lives in Porto")
@@ -234,7 +234,7 @@ def test_the_middleware_extracts_with_the_agents_model(store: MemoryStore) -> No
     agent = agent_with(model, middleware)
     agent.invoke({"messages": [HumanMessage(SAID)]}, CONFIG)
     # the reply is stored by the call's end: that add asks for the batch, and returns
-    assert entered.wait(10) and not gate.is_set()
+    assert entered.wait(60) and not gate.is_set()
     assert "home_city" not in facts(store)
     gate.set()
     assert eventually(lambda: facts(store).get("home_city") == "lives in Porto")

@@ -130,7 +130,7 @@ def test_one_call_per_batch_with_reasons_in_the_audit_log(store: MemoryStore) ->
     time.sleep(0.2)
     assert model.calls == 0  # three turns: the batch (4) is not full
     memory.add_messages(exchange("I live in Porto."))
-    assert memory.flush_extraction(timeout=20)
+    assert memory.flush_extraction(timeout=60)
     assert model.calls == 1
     prompt = model.prompt_text()
     assert "[t0] Hi there!" in prompt and "[t3] I live in Porto." in prompt
@@ -157,7 +157,7 @@ def test_a_compression_extracts_what_is_pending_even_before_the_batch_is_full(
     memory.add_messages(exchange("I'm vegetarian."))
     memory.add_messages(exchange("What should I cook tonight?"))
     memory.compress()  # evicts the turns: their facts must not be skipped
-    assert memory.flush_extraction(timeout=20)
+    assert memory.flush_extraction(timeout=60)
     assert model.calls == 1
     assert memory.core.get("diet").content == "vegetarian"
     assert memory.head.extracted_through == 1
@@ -172,14 +172,14 @@ def test_an_add_returns_while_the_model_is_still_answering(store: MemoryStore) -
     memory = memory_with(store, model, every=1)
     started = time.monotonic()
     memory.add_messages(exchange("I live in Porto."))
-    assert entered.wait(10)  # the model was called ...
+    assert entered.wait(60)  # the model was called ...
     assert not gate.is_set()  # ... and is blocked, yet the add has returned
     memory.add_messages(exchange("And I like jazz."))  # another add does not wait either
     assert time.monotonic() - started < 10
     assert memory.core.get("home_city") is None  # nothing written before the answer
     assert memory.build_context().total_tokens > 0  # reads do not wait either
     gate.set()
-    assert memory.flush_extraction(timeout=20)
+    assert memory.flush_extraction(timeout=60)
     assert memory.core.get("home_city").content == "lives in Porto"
 
 
@@ -188,9 +188,9 @@ async def test_the_async_add_returns_before_the_model_answers(store: MemoryStore
     model = scripted([add("add", "lives in Porto", 0, "home_city")], entered=entered, gate=gate)
     memory = memory_with(store, model, every=1)
     await memory.aadd_messages(exchange("I live in Porto."))
-    assert entered.wait(10) and not gate.is_set()
+    assert entered.wait(60) and not gate.is_set()
     gate.set()
-    assert await memory.aflush_extraction(timeout=20)
+    assert await memory.aflush_extraction(timeout=60)
     assert memory.core.get("home_city").content == "lives in Porto"
 
 
@@ -206,10 +206,10 @@ def test_a_model_failure_writes_nothing_and_the_batch_is_retried_once(
     memory = memory_with(store, model, every=50)  # runs only when flushed
     memory.add_messages(exchange("I live in Porto."))
     memory.add_messages(exchange("Any tips?"))
-    assert memory.flush_extraction(timeout=20)
+    assert memory.flush_extraction(timeout=60)
     assert model.calls == 1 and memory.core.active() == []
     assert memory.head.extracted_through == -1  # the watermark did not move
-    assert memory.flush_extraction(timeout=20)  # a later run (the next add, a flush)
+    assert memory.flush_extraction(timeout=60)  # a later run (the next add, a flush)
     assert model.calls == 2
     assert "[t0] I live in Porto." in model.prompt_text()  # the same batch again
     assert [f.content for f in memory.core.history("home_city")] == ["lives in Porto"]
@@ -245,12 +245,12 @@ def test_a_crash_between_the_answer_and_the_commit_loses_nothing_and_writes_noth
     memory.backend = FailingCommit(store.backend)  # type: ignore[assignment]
     memory.add_messages(exchange("I live in Porto."))
     memory.add_messages(exchange("I like jazz a lot."))
-    assert memory.flush_extraction(timeout=20)
+    assert memory.flush_extraction(timeout=60)
     assert model.calls == 1 and memory.backend.failed == 1  # type: ignore[attr-defined]
     assert memory.core.active() == [] and memory.head.extracted_through == -1
     # a new process (a fresh view of the same store) finds the batch still due
     again = memory_with(store, model, every=50)
-    assert again.flush_extraction(timeout=20)
+    assert again.flush_extraction(timeout=60)
     assert model.calls == 2
     assert sorted(f.content for f in again.core.history()) == ["likes jazz", "lives in Porto"]
     assert len(model_events(store)) == 2
@@ -267,11 +267,11 @@ def test_two_views_of_one_thread_write_a_batch_once(store: MemoryStore) -> None:
     a.add_messages(exchange("Thanks."))
     waiting = threading.Thread(target=a.flush_extraction)
     waiting.start()  # a's batch starts and blocks in the model
-    assert entered.wait(10)
-    assert b.flush_extraction(timeout=20)  # b extracts and commits the same turns first
+    assert entered.wait(60)
+    assert b.flush_extraction(timeout=60)  # b extracts and commits the same turns first
     gate.set()
     waiting.join(20)
-    assert a.flush_extraction(timeout=20)  # a's commit found the watermark moved: dropped
+    assert a.flush_extraction(timeout=60)  # a's commit found the watermark moved: dropped
     assert slow.calls == 1 and fast.calls == 1
     assert [f.content for f in a.core.history("home_city")] == ["lives in Porto"]
     assert len(model_events(store)) == 1
@@ -288,7 +288,7 @@ def test_an_update_supersedes_the_fact_it_names(store: MemoryStore) -> None:
     memory = memory_with(store, model, every=1)
     old = memory.write_fact(CoreFact.new("home_city", "moved to Lisbon")).fact
     memory.add_messages(exchange("Actually we moved again, to Porto."))
-    assert memory.flush_extraction(timeout=20)
+    assert memory.flush_extraction(timeout=60)
     assert "[f1] home_city: moved to Lisbon" in model.prompt_text()  # the current facts
     assert memory.core.get("home_city").content == "moved to Porto"
     history = memory.core.history("home_city")
@@ -312,7 +312,7 @@ def test_an_end_ends_the_fact_it_names_and_nothing_else(store: MemoryStore) -> N
     memory.write_fact(CoreFact.new("diet", "vegetarian", importance=9))
     memory.write_fact(CoreFact.new("smoking", "smokes", importance=5))
     memory.add_messages(exchange("I don't smoke any more."))
-    assert memory.flush_extraction(timeout=20)
+    assert memory.flush_extraction(timeout=60)
     assert "[f2] smoking: smokes" in model.prompt_text()
     assert [f.subject for f in memory.core.active()] == ["diet"]
     (ended,) = [f for f in memory.core.history("smoking")]
@@ -334,7 +334,7 @@ def test_a_quoted_friends_bio_never_becomes_the_users_facts(store: MemoryStore) 
     )
     memory = memory_with(store, model, every=1)
     memory.add_messages(exchange(f"Can you polish my friend's bio? \"{bio}\" I'm proofreading it."))
-    assert memory.flush_extraction(timeout=20)
+    assert memory.flush_extraction(timeout=60)
     prompt = model.prompt_text()
     assert "Oslo" not in prompt and "vegan chef" not in prompt
     assert "quoted, pasted or forwarded" in prompt  # the prompt says so
@@ -353,13 +353,13 @@ def test_recalled_text_in_a_stored_prompt_is_never_extracted_again(store: Memory
     )
     memory = memory_with(store, model, every=1)
     memory.add_messages(HumanMessage("Dinner ideas for tonight with my greyhound?"))
-    assert memory.flush_extraction(timeout=20)
+    assert memory.flush_extraction(timeout=60)
     recalled = RecalledMemory("Ana adopted her greyhound from a shelter in Leeds.")
     ctx = memory.build_context(recalled=[recalled])
     assert "<memory_context>" in ctx.messages[-1].content and "Leeds" in ctx.messages[-1].content
     other = memory_with(store, model, every=1, thread="t2")
     other.add_messages([ctx.messages[-1]])  # the whole prompt message, stored back
-    assert other.flush_extraction(timeout=20)
+    assert other.flush_extraction(timeout=60)
     assert model.calls == 2
     for i in range(model.calls):
         assert "Leeds" not in model.prompt_text(i)
@@ -429,7 +429,7 @@ def test_a_turn_too_long_for_any_call_is_extracted_once_by_the_rules(store: Memo
     assert memory.counter.count_text(long) > room  # no call can hold it
     for text in ["I live in Porto.", long, "I like jazz a lot."]:
         memory.add_messages(exchange(text))
-    assert memory.flush_extraction(timeout=20)
+    assert memory.flush_extraction(timeout=60)
     assert model.calls == 2
     assert "[t0]" in model.prompt_text(0) and "[t1]" not in model.prompt_text(0)
     assert "[t2]" in model.prompt_text(1) and "[t1]" not in model.prompt_text(1)
@@ -463,12 +463,12 @@ def test_an_answer_out_of_schema_hands_its_turns_to_the_rules(store: MemoryStore
     memory = memory_with(store, model, every=2)
     memory.add_messages(exchange("I live in Porto."))
     memory.add_messages(exchange("I'm allergic to peanuts."))  # a batch: the model fails it
-    assert memory.flush_extraction(timeout=20)
+    assert memory.flush_extraction(timeout=60)
     assert model.calls == 1  # not asked again for the same batch
     assert {f.subject for f in memory.core.active()} == {"home_city", "allergy:peanuts"}
     assert memory.head.extracted_through == 1
     memory.add_messages(exchange("I like jazz a lot."))
-    assert memory.flush_extraction(timeout=20)
+    assert memory.flush_extraction(timeout=60)
     assert model.calls == 2 and "[t2]" in model.prompt_text() and "[t1]" not in model.prompt_text()
     assert memory.core.get("likes:jazz").content == "likes jazz"
     assert memory.head.extracted_through == 2
@@ -512,7 +512,7 @@ def test_forgetting_a_fact_removes_the_models_reasons_from_the_audit_log(
     model = scripted([add("add", "lives in Porto", 0, "home_city", reason="Porto, said at t0")])
     memory = memory_with(store, model, every=1)
     memory.add_messages(exchange("I live in Porto."))
-    assert memory.flush_extraction(timeout=20)
+    assert memory.flush_extraction(timeout=60)
     assert len(model_events(store)) == 1
     memory.forget_fact("home_city")
     assert model_events(store) == []
@@ -542,7 +542,7 @@ def test_a_rules_fact_is_superseded_by_a_model_naming_the_attribute_differently(
     model = scripted([add(action, "moved to Porto", 0, subject, fact_id=fact_id)])
     memory = memory_with(store, model, every=1)
     memory.add_messages(exchange("Update: our new home is Porto, we moved to Porto."))
-    assert memory.flush_extraction(timeout=20)
+    assert memory.flush_extraction(timeout=60)
     assert [(f.subject, f.content) for f in memory.core.active()] == [
         ("home_city", "moved to Porto")
     ]
@@ -557,7 +557,7 @@ def test_an_update_of_a_fact_stored_under_an_alias_files_under_the_attribute(
     memory = memory_with(store, model, every=1)
     memory.write_fact(CoreFact.new("location", "lives in Lisbon"))  # written before the schema
     memory.add_messages(exchange("We moved to Porto."))
-    assert memory.flush_extraction(timeout=20)
+    assert memory.flush_extraction(timeout=60)
     assert [(f.subject, f.content) for f in memory.core.active()] == [
         ("home_city", "moved to Porto")
     ]

@@ -40,7 +40,7 @@ def store(tmp_path: Path) -> Iterator[MemoryStore]:
 def said(memory: TieredMemory, text: str, at: datetime | None = None) -> None:
     """One exchange, then the model's batch (one turn) written."""
     memory.add_messages([HumanMessage(text), AIMessage("Noted.")], at=at)
-    assert memory.flush_extraction(timeout=20)
+    assert memory.flush_extraction(timeout=60)
 
 
 def memory_with(store: MemoryStore, model: ScriptedExtractionModel) -> TieredMemory:
