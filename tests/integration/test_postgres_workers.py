@@ -127,7 +127,7 @@ def test_four_workers_fifty_users_one_forgetter(postgres_url: str, dump_postgres
             if user in ONE_THREAD:  # four workers' turns on one thread were compressed
                 assert store.archive.count(user) > 0
             for search in (store.archive.keyword_search, store.archive.dense_search):
-                hits = search(f"{user} trains lamps", user_id=user, n=50)
+                hits = search(f"{user} trains lamps", user, n=50)
                 assert hits and all(r.user_id == user for r, _ in hits)
 
 
