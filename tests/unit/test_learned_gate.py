@@ -192,9 +192,7 @@ def shipped() -> LearnedGate:
         "When is the next service due for the van?",
     ],
 )
-def test_shipped_model_fires_on_requests_the_rules_miss(
-    shipped: LearnedGate, message: str
-) -> None:
+def test_shipped_model_fires_on_requests_the_rules_miss(shipped: LearnedGate, message: str) -> None:
     assert not decide_recall(message).recall
     decision = shipped.decide(message)
     assert decision.recall and decision.signal == "learned", decision
