@@ -61,6 +61,7 @@ from langchain_tiered_memory.recall.gate import (
     gate_decision,
     gate_from,
 )
+from langchain_tiered_memory.recall.learned_gate import fits_weights
 from langchain_tiered_memory.recall.prompt import recall_for_prompt
 from langchain_tiered_memory.storage.base import (
     AuditKind,
@@ -160,9 +161,12 @@ class TieredMemory:
             spec: a ``ModelExtractor`` on it; or any :class:`Extractor`.
         extract_every: Turns per model extraction call (a compression or
             :meth:`flush_extraction` extracts what is pending at once).
-        gate: When to recall: ``"auto"`` (the rule gate), ``"learned"`` (the rules,
-            then a small model for requests a stored fact could change; see
-            :class:`~.recall.learned_gate.LearnedGate`), ``"always"``, ``"never"``, a
+        gate: When to recall: ``"learned"`` (the rule gate, then a small model for
+            requests a stored fact could change; see
+            :class:`~.recall.learned_gate.LearnedGate`), ``"rules"`` (the rule gate
+            alone), ``"auto"`` (``"learned"`` when the store's embedder is the MiniLM
+            its model was fitted on - the offline default - so the gate loads nothing
+            and shares its vectors; else ``"rules"``), ``"always"``, ``"never"``, a
             ``LearnedGate`` or an :class:`~.recall.gate.LLMGate`.
         gate_config: Signals of the heuristic gate.
         recall_k: Records recalled per turn.
@@ -245,8 +249,11 @@ class TieredMemory:
             store = make()
         self.store = store
         self.backend = store.backend
-        if gate_spec == "learned":
-            # share the memory's MiniLM (and its vector cache) when the model was fitted on it
+        if gate_spec == "learned" or (
+            gate_spec == "auto" and store.embeddings is not None and fits_weights(store.embeddings)
+        ):
+            # share the memory's MiniLM (and its vector cache) when the model was fitted on it;
+            # "auto" takes the learned gate only then (no model is loaded for the gate alone)
             gate = gate_from("learned", embeddings=store.embeddings)
         self.gate = gate
         self.gate_config = gate_config or GateConfig()

@@ -275,8 +275,10 @@ class MemoryStore:
                 rules; ``"rules"`` or ``"learned"``; a chat model, model string or
                 ``ModelExtractor``; or any ``Extractor``.
             extract_every: Turns per LLM extraction call.
-            gate: When to recall: ``"auto"``, ``"always"``, ``"never"`` or an
-                ``LLMGate``.
+            gate: When to recall: ``"auto"`` (the learned gate when this store's
+                embedder is MiniLM, else the rules), ``"rules"``, ``"learned"``,
+                ``"always"``, ``"never"``, a ``LearnedGate`` or an ``LLMGate`` (see
+                ``TieredMemory``).
             gate_config: Signals of the heuristic gate.
             recall_k: Records recalled per turn.
             recall_min_score: The relevance floor of recall (see ``TieredMemory``).

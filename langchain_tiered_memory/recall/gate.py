@@ -4,8 +4,10 @@ Searching the archive on every turn wastes time and pollutes the prompt with
 noise ("what's 17 x 23" needs no memories). The gate decides, and a
 :class:`GateDecision` says why. Modes (:data:`GateMode`, ``TieredMemory(gate=...)``):
 
-* ``"auto"``: the rule gate, :func:`decide_recall` (patterns and a keyword
+* ``"rules"``: the rule gate, :func:`decide_recall` (patterns and a keyword
   lookup of known names, no model; :mod:`.gate_rules`);
+* ``"auto"`` (the default): ``"learned"`` in a memory whose embedder is the MiniLM
+  the learned model was fitted on (the offline default), else ``"rules"``;
 * ``"learned"``: the rules, then a small logistic model over the prompt's
   embedding for requests a stored fact could change
   (:class:`~langchain_tiered_memory.recall.learned_gate.LearnedGate`);
@@ -122,13 +124,14 @@ class LLMGate:
         return GateDecision(answer.recall, answer.reason, "llm", {}, elapsed)
 
 
-#: ``"auto"`` (the rule gate), ``"always"``, ``"never"``, a :class:`LearnedGate` (the
-#: rules plus a small model; ``"learned"`` builds one) or an :class:`LLMGate`.
-GateMode = Literal["auto", "learned", "always", "never"] | LearnedGate | LLMGate
+#: ``"rules"`` (the rule gate), ``"auto"`` (the rule gate here; a memory whose embedder
+#: is MiniLM takes the learned gate), ``"always"``, ``"never"``, a :class:`LearnedGate`
+#: (the rules plus a small model; ``"learned"`` builds one) or an :class:`LLMGate`.
+GateMode = Literal["auto", "rules", "learned", "always", "never"] | LearnedGate | LLMGate
 
 
 def gate_from(spec: Any, *, embeddings: Embeddings | None = None) -> GateMode:
-    """The recall gate for ``gate=``: ``"auto"``, ``"always"``, ``"never"``,
+    """The recall gate for ``gate=``: ``"auto"``, ``"rules"``, ``"always"``, ``"never"``,
     ``"learned"`` (a :class:`LearnedGate`), a :class:`LearnedGate` or
     :class:`~langchain_tiered_memory.recall.gate.LLMGate`, or a model spec (an LLM gate).
 
@@ -147,8 +150,8 @@ def gate_from(spec: Any, *, embeddings: Embeddings | None = None) -> GateMode:
         >>> type(gate_from("learned")).__name__
         'LearnedGate'
     """
-    if spec == "auto" or spec == "always" or spec == "never":
-        return cast('Literal["auto", "always", "never"]', spec)
+    if spec in ("auto", "rules", "always", "never"):
+        return cast('Literal["auto", "rules", "always", "never"]', spec)
     if spec == "learned":
         shared = embeddings if embeddings is not None and fits_weights(embeddings) else None
         return LearnedGate(shared)
@@ -159,12 +162,12 @@ def gate_from(spec: Any, *, embeddings: Embeddings | None = None) -> GateMode:
             return LLMGate(spec)
         except ValueError as exc:
             raise ValueError(
-                "gate must be 'auto', 'learned', 'always', 'never', an LLMGate or a chat "
+                "gate must be 'auto', 'rules', 'learned', 'always', 'never', an LLMGate or a chat "
                 f"model: {exc}"
             ) from exc
     raise TypeError(
-        "gate must be 'auto', 'learned', 'always', 'never', a LearnedGate, an LLMGate, or a "
-        f"chat model / init_chat_model string for an LLM gate; got {type(spec).__name__}"
+        "gate must be 'auto', 'rules', 'learned', 'always', 'never', a LearnedGate, an LLMGate, "
+        f"or a chat model / init_chat_model string for an LLM gate; got {type(spec).__name__}"
     )
 
 
@@ -189,7 +192,7 @@ def gate_decision(
 
     ``"always"`` and ``"never"`` decide without reading the message; an
     :class:`LLMGate` asks its model; a :class:`LearnedGate` asks the rules, then its
-    model; ``"auto"`` is :func:`decide_recall`.
+    model; ``"rules"`` and ``"auto"`` are :func:`decide_recall`.
 
     Example:
         >>> gate_decision("never", "What did I say about my sister?").recall

@@ -91,8 +91,8 @@ def test_rules_that_fire_answer_without_an_embedding() -> None:
 def test_transformations_and_chinese_never_reach_the_model(message: str) -> None:
     embedder = Counting()
     decision = LearnedGate(embedder, model=constant(5.0)).decide(message)
-    assert decision == decide_recall(message) or decision.recall == decide_recall(message).recall
-    assert decision.signal != "learned"
+    rules = decide_recall(message)
+    assert (decision.recall, decision.signal) == (rules.recall, rules.signal)
     assert embedder.texts == []
 
 
@@ -211,3 +211,39 @@ def test_shipped_model_stays_off_self_contained_requests(
     shipped: LearnedGate, message: str
 ) -> None:
     assert not shipped.decide(message).recall
+
+
+# -- the default: "auto" takes the learned gate where it costs no model of its own ----
+
+
+def test_auto_takes_the_learned_gate_on_the_offline_default_embedder(tmp_path: Path) -> None:
+    from langchain_tiered_memory import MemoryStore
+
+    store = MemoryStore(tmp_path / "s", embeddings="minilm")
+    try:
+        auto = store.memory("u", "t", context_window=4096)
+        assert isinstance(auto.gate, LearnedGate)
+        assert auto.gate._embeddings is store.embeddings  # shared: one model, one cache
+        learned = store.memory("u", "t2", context_window=4096, gate="learned")
+        assert isinstance(learned.gate, LearnedGate)
+        assert learned.gate._embeddings is store.embeddings
+        assert store.memory("u", "t3", context_window=4096, gate="rules").gate == "rules"
+        message = "Draft a message reminding everyone about Thursday."
+        assert auto.decide(message).signal == "learned"
+        assert store.memory("u", "t4", context_window=4096, gate="rules").decide(
+            message
+        ).signal != ("learned")
+    finally:
+        store.close()
+
+
+def test_auto_keeps_the_rules_on_another_embedder(tmp_path: Path) -> None:
+    from langchain_tiered_memory import MemoryStore
+
+    store = MemoryStore(tmp_path / "s", embeddings=DeterministicFakeEmbedding(size=16))
+    try:
+        assert store.memory("u", "t", context_window=4096).gate == "auto"
+        assert not gate_decision("rules", "What's 2+2?").recall
+        assert gate_decision("rules", "What did I say last time?").signal == "back_reference"
+    finally:
+        store.close()
