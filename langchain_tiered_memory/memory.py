@@ -161,13 +161,8 @@ class TieredMemory:
             spec: a ``ModelExtractor`` on it; or any :class:`Extractor`.
         extract_every: Turns per model extraction call (a compression or
             :meth:`flush_extraction` extracts what is pending at once).
-        gate: When to recall: ``"learned"`` (the rule gate, then a small model for
-            requests a stored fact could change; see
-            :class:`~.recall.learned_gate.LearnedGate`), ``"rules"`` (the rule gate
-            alone), ``"auto"`` (``"learned"`` when the store's embedder is the MiniLM
-            its model was fitted on - the offline default - so the gate loads nothing
-            and shares its vectors; else ``"rules"``), ``"always"``, ``"never"``, a
-            ``LearnedGate`` or an :class:`~.recall.gate.LLMGate`.
+        gate: When to recall: ``"auto"``, ``"rules"``, ``"learned"``, ``"always"``,
+            ``"never"``, a ``LearnedGate`` or an ``LLMGate`` (see :mod:`.recall.gate`).
         gate_config: Signals of the heuristic gate.
         recall_k: Records recalled per turn.
         recall_min_score: The relevance floor: recall (in the prompt, and
@@ -252,8 +247,7 @@ class TieredMemory:
         if gate_spec == "learned" or (
             gate_spec == "auto" and store.embeddings is not None and fits_weights(store.embeddings)
         ):
-            # share the memory's MiniLM (and its vector cache) when the model was fitted on it;
-            # "auto" takes the learned gate only then (no model is loaded for the gate alone)
+            # "auto": only where the gate can share the store's MiniLM (and its vectors)
             gate = gate_from("learned", embeddings=store.embeddings)
         self.gate = gate
         self.gate_config = gate_config or GateConfig()
