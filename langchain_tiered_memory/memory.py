@@ -160,8 +160,10 @@ class TieredMemory:
             spec: a ``ModelExtractor`` on it; or any :class:`Extractor`.
         extract_every: Turns per model extraction call (a compression or
             :meth:`flush_extraction` extracts what is pending at once).
-        gate: When to recall: ``"auto"``, ``"always"``, ``"never"`` or an
-            :class:`~.recall.gate.LLMGate`.
+        gate: When to recall: ``"auto"`` (the rule gate), ``"learned"`` (the rules,
+            then a small model for requests a stored fact could change; see
+            :class:`~.recall.learned_gate.LearnedGate`), ``"always"``, ``"never"``, a
+            ``LearnedGate`` or an :class:`~.recall.gate.LLMGate`.
         gate_config: Signals of the heuristic gate.
         recall_k: Records recalled per turn.
         recall_min_score: The relevance floor: recall (in the prompt, and
@@ -229,7 +231,7 @@ class TieredMemory:
                 budget = TokenBudget.for_model(model, ratios=ratios)
         self.user_id = check_id(user_id, "user_id")
         self.thread_id = check_id(thread_id, "thread_id")
-        gate = gate_from(gate)
+        gate_spec, gate = gate, gate_from(gate)
         self.budget = budget
         self.counter = resolve_token_counter(token_counter, model=model)
         self.summarizer: Summarizer = summarizer_from(summarizer, self.counter)
@@ -243,6 +245,9 @@ class TieredMemory:
             store = make()
         self.store = store
         self.backend = store.backend
+        if gate_spec == "learned":
+            # share the memory's MiniLM (and its vector cache) when the model was fitted on it
+            gate = gate_from("learned", embeddings=store.embeddings)
         self.gate = gate
         self.gate_config = gate_config or GateConfig()
         self.recall_k = recall_k

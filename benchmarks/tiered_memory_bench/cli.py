@@ -17,6 +17,7 @@ public data sets, are in ``benchmarks/README.md`` (section "Data").
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable
 from pathlib import Path
 from typing import Annotated, Any, Literal, cast
 
@@ -542,6 +543,31 @@ def bench_concurrency(
         raise typer.Exit(code=1)
 
 
+GateChoice = Annotated[
+    str,
+    typer.Option(
+        help="The recall gate: 'auto' (the rules) or 'learned' (the rules, then a small model)."
+    ),
+]
+
+
+def _check_gate(gate: str) -> str:
+    if gate not in ("auto", "learned"):
+        raise typer.BadParameter("give 'auto' or 'learned'", param_hint="--gate")
+    return gate
+
+
+def _gate_decider(gate: str) -> Callable[..., Any]:
+    """The decision function ``bench gate`` times: the rules, or a warmed-up learned gate."""
+    from langchain_tiered_memory.recall.gate import LearnedGate, decide_recall
+
+    if _check_gate(gate) == "auto":
+        return decide_recall
+    learned = LearnedGate()
+    learned.probability("warm up the embedder")  # loading is not a decision
+    return learned.decide
+
+
 @app.command("gate")
 def bench_gate(
     memory_questions: Annotated[
@@ -555,9 +581,14 @@ def bench_gate(
         Path | None,
         typer.Option(help="LoCoMo file whose first conversation the requests are gated against."),
     ] = None,
+    gate: GateChoice = "auto",
     out: JsonOut = None,
 ) -> None:
-    """How often the recall gate fires on memory questions vs self-contained requests."""
+    """How often the recall gate fires on memory questions vs self-contained requests.
+
+    ``--gate learned`` runs the rules plus the learned model (its embedder is loaded
+    and warmed up before the timing starts).
+    """
     from tiered_memory_bench.gate import (
         load_memory_questions,
         load_self_contained,
@@ -577,8 +608,14 @@ def bench_gate(
     with progress_bars() as progress:
         task = progress.add_task("gating", total=len(questions) + len(requests))
         result = run_gate_bench(
-            questions, indexes, requests, real[0], on_item=lambda n: progress.advance(task, n)
+            questions,
+            indexes,
+            requests,
+            real[0],
+            decide=_gate_decider(gate),
+            on_item=lambda n: progress.advance(task, n),
         )
+    result["gate"] = gate
     result["memory_question_files"] = [str(f) for f in files]
     print_table("recall gate bench", result)
     write_json(result, out)
@@ -595,6 +632,7 @@ def bench_facts(
     ] = 60,
     embedder: OfflineEmbedder = None,
     extractor: Extractor = "rules",
+    gate: GateChoice = "auto",
     limit: Annotated[
         int | None, typer.Option(help="Only the first N items (a slow model on a subset).")
     ] = None,
@@ -610,6 +648,7 @@ def bench_facts(
 
     if limit is not None and limit < 1:
         raise typer.BadParameter("give a positive number of items", param_hint="--limit")
+    _check_gate(gate)
     items = load_facts(data_file(data, "a facts file (the facts_dev.json format)"))[:limit]
     factory = _model_extractor_factory(extractor)
     with progress_bars() as progress:
@@ -620,6 +659,7 @@ def bench_facts(
             context_window=context_window,
             filler_turns=filler_turns,
             extractor_factory=factory,
+            gate=cast(Literal["auto", "learned"], gate),
             on_item=lambda n: progress.advance(task, n),
         )
     result["data"] = str(data)

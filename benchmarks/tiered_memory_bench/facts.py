@@ -54,7 +54,7 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from langchain_core.embeddings import Embeddings
 from langchain_core.messages import AIMessage, HumanMessage
@@ -250,6 +250,7 @@ def replay_item(
     context_window: int = 4096,
     model: str = "gpt-4o-mini",
     extractor: Extractor | ModelExtractor | None = None,
+    gate: Literal["auto", "learned"] = "auto",
 ) -> ItemResult:
     """Replay one item in a fresh memory (user ``item.id``) and score it (a model
     extractor's pending batch is extracted before the question)."""
@@ -260,6 +261,7 @@ def replay_item(
         context_window=context_window,
         system_prompt=BENCH_SYSTEM_PROMPT,
         extractor=extractor,
+        gate=gate,
     )
     take = _filler_for(item, filler, offset)
     statement_turns: list[int] = []
@@ -281,7 +283,7 @@ def replay_item(
     buffered = {t.index for t in memory.state.turns}
     missing_core = [s for s in item.expect if s.lower() not in core_text]
     missing_context = [s for s in item.expect if s.lower() not in prompt]
-    gate = context.gate
+    decision = context.gate
     return ItemResult(
         item=item,
         core=core,
@@ -289,8 +291,8 @@ def replay_item(
         core_hit=not missing_core,
         stale_as_current=any(s.lower() in core_text for s in item.stale),
         false_fact=any(s.lower() in core_text for s in item.forbid),
-        gate_fired=bool(gate and gate.recall),
-        gate_reason=gate.reason if gate else "no gate",
+        gate_fired=bool(decision and decision.recall),
+        gate_reason=decision.reason if decision else "no gate",
         statements_evicted=not buffered & set(statement_turns),
         missing_in_core=missing_core,
         missing_in_context=missing_context,
@@ -387,6 +389,7 @@ def run_facts_bench(
     filler_turns: int = 60,
     filler: dict[str, list[tuple[str, str]]] | None = None,
     extractor_factory: Callable[[], Extractor | ModelExtractor] | None = None,
+    gate: Literal["auto", "learned"] = "auto",
     on_item: Callable[[int], None] | None = None,
 ) -> dict[str, Any]:
     """Replay every item and return the JSON-ready report.
@@ -403,6 +406,7 @@ def run_facts_bench(
         extractor_factory: Builds the fact extractor per item (default: rule-based);
             a :class:`ModelExtractor` runs the production model path (its counters
             give ``extraction``'s cost).
+        gate: The memory's recall gate: ``"auto"`` (the rules) or ``"learned"``.
         on_item: Progress callback, called once per item.
     """
     if filler_turns < 0:
@@ -428,6 +432,7 @@ def run_facts_bench(
                         context_window=context_window,
                         model=model,
                         extractor=extractor,
+                        gate=gate,
                     )
                 )
                 if on_item is not None:
@@ -448,6 +453,7 @@ def run_facts_bench(
     report["settings"] = {
         "context_window": context_window,
         "model": model,
+        "gate": gate,
         "filler_turns": filler_turns,
         "embeddings": type(store_embeddings).__name__,
     }

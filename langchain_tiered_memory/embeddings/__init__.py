@@ -32,7 +32,8 @@ in the documentation's "What the benchmarks found"
 
 One module per embedder (:mod:`.minilm`, :mod:`.e5`, :mod:`.wordllama`)
 beside their shared base (:mod:`.base`), the disk cache (:mod:`.cache`) and
-the registry by name (:mod:`.registry`).
+the registry by name (:mod:`.registry`), and :mod:`.logistic`, the small numpy
+logistic regression fitted over these vectors (the learned extractor, the learned gate).
 
 Example:
     >>> emb = default_embeddings("minilm")

@@ -205,9 +205,12 @@ class FactChange:
 
     Attributes:
         fact: The version to write (an add, or an update superseding the subject's
-            current version); ``None`` for an end.
+            current version); ``None`` for an end or a retire.
         end: ``(subject, block)`` of a current fact that stopped holding (an end);
-            ``None`` for a write.
+            ``None`` for a write or a retire.
+        retire: The id of an active version moved out of core memory (``archived``,
+            kept in the history): an older fact a new one possibly replaces.
+        at: When an ended fact stopped holding (default: the commit's time).
         reason: Why (kept on the version it retires, and in the audit event).
         audit: What the ``write`` audit event of the change carries besides the ids
             (the action, the model's reason, the turns): ids and short text, no fact text.
@@ -217,31 +220,44 @@ class FactChange:
         'write'
         >>> FactChange(end=("smoking", "human"), reason="quit").action
         'end'
+        >>> FactChange(retire="f1", reason="possibly replaced").action
+        'retire'
     """
 
     fact: CoreFact | None = None
     end: tuple[str, str] | None = None
+    retire: str | None = None
+    at: datetime | None = None
     reason: str = "updated"
     audit: Mapping[str, Any] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
-        if (self.fact is None) == (self.end is None):
-            raise ValueError("a FactChange is a write (fact=...) or an end (end=...), not both")
+        given = [x is not None for x in (self.fact, self.end, self.retire)]
+        if sum(given) != 1:
+            raise ValueError(
+                "a FactChange is one of a write (fact=...), an end (end=...) or a retire "
+                "(retire=...)"
+            )
+        if self.at is not None and self.end is None:
+            raise ValueError("at= is when an ended fact stopped holding: it needs end=...")
 
     @property
-    def action(self) -> Literal["write", "end"]:
-        """``"write"`` or ``"end"``."""
-        return "write" if self.fact is not None else "end"
+    def action(self) -> Literal["write", "end", "retire"]:
+        """``"write"``, ``"end"`` or ``"retire"``."""
+        if self.fact is not None:
+            return "write"
+        return "end" if self.end is not None else "retire"
 
 
 @dataclass(frozen=True)
 class ExtractionCommit:
     """What :meth:`MemoryBackend.commit_extraction` wrote: the thread's head as written,
-    the fact writes (in the order given) and the versions ended."""
+    the fact writes (in the order given), the versions ended and those retired."""
 
     head: ThreadHead
     updates: tuple[FactUpdate, ...] = ()
     ended: tuple[CoreFact, ...] = ()
+    retired: tuple[CoreFact, ...] = ()
 
 
 @dataclass(frozen=True)

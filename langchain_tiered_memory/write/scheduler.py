@@ -4,9 +4,13 @@
 :class:`ExtractionScheduler` is the extraction job of a
 :class:`~langchain_tiered_memory.memory.TieredMemory` view. With the rules (or any
 :class:`~langchain_tiered_memory.write.writer.Extractor` given) every add extracts
-the turns past the store's watermark at once and moves the watermark
-(:meth:`~langchain_tiered_memory.storage.base.MemoryBackend.advance_extraction`).
-With a model extractor an add only asks a
+the turns past the store's watermark at once and commits what they write with the
+watermark past them in one compare-and-set transaction
+(:meth:`~langchain_tiered_memory.storage.base.MemoryBackend.commit_extraction`; the
+writes are staged first, :meth:`~langchain_tiered_memory.write.writer.MemoryWriter.stage`):
+a crash between the facts and the watermark cannot happen, and a batch another view or
+process committed first is not written again (the add re-reads and extracts what is
+still pending). With a model extractor an add only asks a
 :class:`~langchain_tiered_memory.write.background.BackgroundWorker` for a run once
 ``extract_every`` turns are pending (or a compression takes pending turns out of
 the window); the run extracts each due batch and commits it with the watermark in
@@ -54,6 +58,9 @@ from langchain_tiered_memory.write.policy import possible_record
 from langchain_tiered_memory.write.writer import MemoryWriter
 
 logger = logging.getLogger(__name__)
+
+#: How many times in a row an add extracts again after another writer committed first.
+_RACES = 3
 
 __all__ = ["ExtractingView", "ExtractionScheduler"]
 
@@ -136,7 +143,8 @@ class ExtractionScheduler:
 
         With a model extractor this only asks the background worker for a run
         (``held``: pending turns a compression is taking out of the window, kept
-        for it); the add never waits for the model.
+        for it); the add never waits for the model. Otherwise the writer's extractor
+        runs now and its writes commit with the watermark as one.
         """
         view = self.view
         if view.model_extractor is not None:
@@ -146,24 +154,58 @@ class ExtractionScheduler:
             if flush or len(self.pending(state)) >= view.extract_every:
                 self.worker.request()
             return
-        head = view.head
-        pending = [t for t in state.turns if t.index > head.extracted_through]
-        if not pending:
-            return
-        result = view.writer.extract(pending, flush=flush)
+        for turn in held:  # the rules extract them now, with the window's pending ones
+            self.held.setdefault(turn.index, turn)
+        for _ in range(_RACES):  # a batch another writer committed first: again from its head
+            head = view.head
+            through = head.extracted_through
+            pending = {t.index: t for t in self.held.values() if t.index > through}
+            pending.update({t.index: t for t in state.turns if t.index > through})
+            if not pending:
+                self.held.clear()
+                return
+            turns = [pending[i] for i in sorted(pending)]
+            if self._commit_by_rules(turns, head, flush=flush) is not False:
+                return
+            state = self.refresh()
+        logger.warning(  # nothing written: the next add extracts what is pending
+            "thread %s/%s: the extraction watermark moved under %d attempts in a row",
+            view.user_id,
+            view.thread_id,
+            _RACES,
+        )
+
+    def _commit_by_rules(
+        self, turns: Sequence[Turn], head: ThreadHead, *, flush: bool
+    ) -> bool | None:
+        """Extract ``turns`` with the writer's extractor and commit what it writes with the
+        watermark past them, as one (compare-and-set from ``head``;
+        :meth:`~langchain_tiered_memory.storage.base.MemoryBackend.commit_extraction`).
+
+        Returns True when committed, False when another writer moved the watermark first
+        (nothing written; the caller re-reads), ``None`` when the extractor did not run
+        (a batched extractor not due yet, or one that failed: the turns stay pending).
+        """
+        view = self.view
+        staged = view.writer.stage(turns, flush=flush)
+        if not staged.result.extracted:
+            return None
         possible = [
             possible_record(f, user_id=view.user_id, thread_id=view.thread_id)
-            for f in result.possible
+            for f in staged.result.possible
         ]
-        if possible:  # archive what core memory was unsure of (the write policy's possible)
-            view.archive.add(possible)
-        self.observe(result.promoted, possible)
-        if result.extracted:
-            advanced = view.backend.advance_extraction(head, max(t.index for t in pending))
-            if advanced is None:  # another view moved the watermark: read where it is
-                self.refresh()
-            else:
-                self.moved(advanced)
+        through = max(t.index for t in turns)
+        if staged.changes or possible:
+            done = view.backend.commit_extraction(head, through, staged.changes, records=possible)
+            moved = None if done is None else done.head
+        else:  # nothing to write with it: the watermark alone (compare-and-set too)
+            done, moved = None, view.backend.advance_extraction(head, through)
+        if moved is None:  # another writer moved the watermark: nothing of this was written
+            return False
+        self._advanced(head, through)
+        if done is not None:
+            self.observe(done.updates, possible)
+        return True
 
     def observe(self, updates: Sequence[FactUpdate], possible: Sequence[MemoryRecord]) -> None:
         """Show the reflector (if any) what was written; archive its observations."""
@@ -262,27 +304,16 @@ class ExtractionScheduler:
 
     def _by_rules(self, turns: Sequence[Turn], head: ThreadHead) -> None:
         """Extract ``turns`` (the oldest pending ones) with the writer's extractor - the
-        rules - and move the watermark past them (compare-and-set from ``head``), as an
-        add does without a model: for a turn too long for any model call, or a batch the
-        model answered out of schema. Turns another view extracted meanwhile are not
-        marked twice (the rules write a fact they find again as unchanged)."""
-        view = self.view
-        result = view.writer.extract(list(turns), flush=True)
-        if not result.extracted:
+        rules - and commit what they write with the watermark past them, as one
+        (compare-and-set from ``head``), as an add does without a model: for a turn too
+        long for any model call, or a batch the model answered out of schema. When another
+        writer moved the watermark first nothing is written (the run re-reads)."""
+        committed = self._commit_by_rules(turns, head, flush=True)
+        if committed is None:
             raise RuntimeError(f"the rules could not extract turns {_span(turns)}")
-        possible = [
-            possible_record(f, user_id=view.user_id, thread_id=view.thread_id)
-            for f in result.possible
-        ]
-        if possible:
-            view.archive.add(possible)
-        self.observe(result.promoted, possible)
-        through = max(t.index for t in turns)
-        if view.backend.advance_extraction(head, through) is None:
-            with self.lock:  # another view moved the watermark: read where it is
+        if not committed:
+            with self.lock:  # another writer moved the watermark: read where it is
                 self.refresh()
-            return
-        self._advanced(head, through)
 
     def flush(self, timeout: float | None = None) -> bool:
         """Extract every pending turn now and wait for it (with a model extractor);

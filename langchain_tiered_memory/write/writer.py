@@ -34,6 +34,7 @@ from typing import Any, Protocol
 from langchain_core.language_models import BaseChatModel
 
 from langchain_tiered_memory.models import ECHO, LOCAL
+from langchain_tiered_memory.storage.base import FactChange
 from langchain_tiered_memory.tiers.core import CoreFact, CoreMemory
 from langchain_tiered_memory.values.facts import FactUpdate
 from langchain_tiered_memory.values.turns import Turn
@@ -51,10 +52,18 @@ from langchain_tiered_memory.write.policy import (
     decide,
     resolve_subject,
 )
+from langchain_tiered_memory.write.staging import StagedFacts
 
 logger = logging.getLogger(__name__)
 
-__all__ = ["Extractor", "MemoryWriter", "WriteResult", "extractor_from", "resolve_subject"]
+__all__ = [
+    "Extractor",
+    "MemoryWriter",
+    "StagedWrite",
+    "WriteResult",
+    "extractor_from",
+    "resolve_subject",
+]
 
 
 class Extractor(Protocol):
@@ -78,6 +87,15 @@ class WriteResult:
     forget_everything: bool = False
     extraction_failed: bool = False
     extracted: bool = False
+
+
+@dataclass(frozen=True)
+class StagedWrite:
+    """What :meth:`MemoryWriter.stage` would write: its result, and the fact changes
+    (in order) to commit with the watermark."""
+
+    result: WriteResult
+    changes: tuple[FactChange, ...] = ()
 
 
 class MemoryWriter:
@@ -125,13 +143,50 @@ class MemoryWriter:
         return int(getattr(self.extractor, "calls", 0))
 
     def extract(self, turns: Sequence[Turn], *, flush: bool = False) -> WriteResult:
-        """Extract facts from ``turns`` (turns not extracted yet, oldest first) if due.
+        """Extract facts from ``turns`` (turns not extracted yet, oldest first) if due,
+        writing them to :attr:`core` as it goes.
 
         Rule-based extraction is always due; an LLM extractor waits for
         ``batch_turns`` turns (or ``flush``). Turns holding a forget request
         are never extracted. ``result.extracted`` says whether it ran (and
-        succeeded): only then may the caller mark the turns as done.
+        succeeded): only then may the caller mark the turns as done. A view
+        with a store commits a batch with its watermark instead (:meth:`stage`).
         """
+        return self._extract(turns, flush=flush, core=self.core)
+
+    def stage(self, turns: Sequence[Turn], *, flush: bool = False) -> StagedWrite:
+        """:meth:`extract`, with every write staged instead of written: the result, and
+        the changes to hand to
+        :meth:`~langchain_tiered_memory.storage.base.MemoryBackend.commit_extraction`
+        with the watermark (so the batch's facts and its watermark commit as one).
+
+        Example:
+            >>> from langchain_core.messages import HumanMessage
+            >>> writer = MemoryWriter(CoreMemory())
+            >>> staged = writer.stage([Turn(0, (HumanMessage("I live in Paris."),))])
+            >>> [c.fact.content for c in staged.changes], writer.core.get("home_city")
+            (['lives in Paris'], None)
+        """
+        store = StagedFacts(self.core.store, self.core.user_id, extraction=self.extraction)
+        core = CoreMemory(store=store, user_id=self.core.user_id, thread_id=self.core.thread_id)
+        result = self._extract(turns, flush=flush, core=core, staged=store)
+        return StagedWrite(result, tuple(store.changes))
+
+    @property
+    def extraction(self) -> str:
+        """The extractor's name in audit events (``"rules"`` for the rule-based one)."""
+        if isinstance(self.extractor, RuleBasedExtractor):
+            return "rules"
+        return str(getattr(self.extractor, "name", None) or type(self.extractor).__name__)
+
+    def _extract(
+        self,
+        turns: Sequence[Turn],
+        *,
+        flush: bool,
+        core: CoreMemory,
+        staged: StagedFacts | None = None,
+    ) -> WriteResult:
         result = WriteResult()
         asked = {t.index for t, _ in forget_requests(turns)}
         batch = [t for t in turns if t.index not in asked]
@@ -146,12 +201,17 @@ class MemoryWriter:
                 )
                 result.extraction_failed = True
                 return result
-            self._apply(facts, result, batch)
+            self._apply(facts, result, batch, core, staged)
         result.extracted = True
         return result
 
     def _apply(
-        self, facts: Sequence[Candidate], result: WriteResult, turns: Sequence[Turn]
+        self,
+        facts: Sequence[Candidate],
+        result: WriteResult,
+        turns: Sequence[Turn],
+        core: CoreMemory,
+        staged: StagedFacts | None,
     ) -> None:
         """Every candidate through the write policy (:func:`~.policy.decide`), in order."""
         # A fact is as old as the turn that stated it (an imported turn may be years old).
@@ -159,13 +219,15 @@ class MemoryWriter:
         # an extractor that links a fact to the current facts it may replace (by meaning)
         link = getattr(self.extractor, "supersedes", None)
         for fact in facts:
+            if staged is not None:
+                staged.turn = fact.source_turn
             earlier: list[CoreFact] = []
             if callable(link):
-                fact = replace(fact, subject=resolve_subject(fact.subject, self.core))
-                fact, earlier = link(fact, self.core.active())
+                fact = replace(fact, subject=resolve_subject(fact.subject, core))
+                fact, earlier = link(fact, core.active())
             decision = decide(
                 fact,
-                self.core.history(),
+                core.history(),
                 schema=self.attributes,
                 min_confidence=self.min_confidence,
             )
@@ -173,14 +235,14 @@ class MemoryWriter:
                 result.possible.append(decision.candidate)
             else:
                 when = said_at.get(fact.source_turn) if fact.source_turn is not None else None
-                applied = apply_decision(decision, self.core, said_at=when)
+                applied = apply_decision(decision, core, said_at=when)
                 result.promoted.extend(applied.promoted)
                 result.ended.extend(applied.ended)
                 if not applied.promoted and not applied.ended:
                     continue
             if earlier:  # an unsure link: the older fact is kept as an earlier one
-                self.core.store.retire_facts(
-                    self.core.user_id,
+                core.store.retire_facts(
+                    core.user_id,
                     [f.id for f in earlier],
                     reason=f"{EARLIER} possibly replaced by turn {fact.source_turn}",
                 )

@@ -10,11 +10,11 @@ import numpy as np
 import pytest
 from langchain_core.messages import HumanMessage
 
+from langchain_tiered_memory.embeddings.logistic import fit_logistic, predict_proba
 from langchain_tiered_memory.tiers.core import CoreFact, CoreMemory
 from langchain_tiered_memory.values.turns import Turn
 from langchain_tiered_memory.write.learned import LearnedExtractor, Link
 from langchain_tiered_memory.write.learned.clauses import clean_clause, split_clauses
-from langchain_tiered_memory.write.learned.logistic import fit_logistic, predict_proba
 from langchain_tiered_memory.write.learned.training import clause_examples, pair_examples
 from langchain_tiered_memory.write.writer import MemoryWriter, extractor_from
 

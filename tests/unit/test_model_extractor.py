@@ -28,6 +28,7 @@ from langchain_tiered_memory.budget.context import RecalledMemory
 from langchain_tiered_memory.budget.tokens import OpenAITokenCounter
 from langchain_tiered_memory.models import resolve_chat_model
 from langchain_tiered_memory.storage.errors import StorageError
+from langchain_tiered_memory.storage.sql.facts import FactLog
 from langchain_tiered_memory.tiers.core import CoreFact
 from langchain_tiered_memory.values.turns import Turn
 from langchain_tiered_memory.write.model_extractor import (
@@ -472,6 +473,41 @@ def test_an_answer_out_of_schema_hands_its_turns_to_the_rules(store: MemoryStore
     assert model.calls == 2 and "[t2]" in model.prompt_text() and "[t1]" not in model.prompt_text()
     assert memory.core.get("likes:jazz").content == "likes jazz"
     assert memory.head.extracted_through == 2
+
+
+def test_a_failure_inside_the_rules_fallback_writes_nothing_and_the_batch_is_retried_once(
+    store: MemoryStore, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The rules' fallback commits its facts with the watermark as one: a failure after the
+    batch's first fact was written leaves neither; the next run writes the batch once."""
+    model = scripted(OUT_OF_SCHEMA, OUT_OF_SCHEMA)
+    memory = memory_with(store, model, every=50)  # runs only when flushed
+    written: list[int] = []
+    write = FactLog.write
+
+    def dying(self: FactLog, *args: Any, **kwargs: Any) -> Any:
+        update = write(self, *args, **kwargs)
+        written.append(1)
+        if len(written) == 2:
+            raise StorageError("the disk failed after the batch's first fact")
+        return update
+
+    monkeypatch.setattr(FactLog, "write", dying)
+    memory.add_messages(exchange("I live in Porto and I work at Acme."))
+    memory.add_messages(exchange("Thanks."))
+    assert memory.flush_extraction(timeout=60)  # the model fails the batch, the rules take it
+    assert model.calls == 1 and len(written) == 2  # the rules wrote one fact, then failed
+    assert memory.core.history() == [] and memory.head.extracted_through == -1
+    monkeypatch.undo()
+    assert memory.flush_extraction(timeout=60)  # the next run: the same batch
+    assert model.calls == 2
+    assert sorted(f.content for f in memory.core.history()) == ["lives in Porto", "works at Acme"]
+    assert memory.head.extracted_through == 1
+    events = [e for e in store.audit.events("ana", kinds=["write"]) if "extraction" in e.payload]
+    assert sorted((e.payload["extraction"], e.payload["action"]) for e in events) == [
+        ("rules", "add"),
+        ("rules", "add"),
+    ]
 
 
 # -- which extractor runs ---------------------------------------------------------------

@@ -65,7 +65,7 @@ def test_a_string_model_summarises_for_real() -> None:
 def test_bad_model_arguments_fail_with_a_sentence() -> None:
     with pytest.raises(ValueError, match="'foo:bar' is not a chat model LangChain can make"):
         resolve_chat_model("foo:bar")
-    with pytest.raises(ValueError, match="gate must be 'auto', 'always', 'never'"):
+    with pytest.raises(ValueError, match="gate must be 'auto', 'learned', 'always', 'never'"):
         TieredMemory(context_window=2048, gate="sometimes")
     with pytest.raises(TypeError, match="summarizer must be"):
         TieredMemory(context_window=2048, summarizer=42)  # type: ignore[arg-type]

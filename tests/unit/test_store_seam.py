@@ -92,7 +92,10 @@ def test_one_add_reads_the_thread_once() -> None:
         reads = counting.calls.get("read_thread", 0) - before.get("read_thread", 0)
         assert reads == 1, (i, counting.calls)
     # compressions and extractions happened, committed without reading the thread back
-    assert counting.calls["commit_compression"] >= 5 and counting.calls["advance_extraction"]
+    extractions = counting.calls.get("commit_extraction", 0) + counting.calls.get(
+        "advance_extraction", 0
+    )
+    assert counting.calls["commit_compression"] >= 5 and extractions
     # and the view's copy is what a fresh view reads from the store
     fresh = TieredMemory(store=store, user_id="ana", context_window=1024)
     assert memory.head == fresh.head

@@ -265,6 +265,7 @@ class SQLBackend:
         extra = self.records.prepare(list(records)) if records else None
         updates: list[FactUpdate] = []
         ended: list[CoreFact] = []
+        retired: list[CoreFact] = []
         try:
             with self.db.write() as tx:
                 self.facts_log.lock(tx, user)  # facts, then the thread: a forget's order
@@ -292,13 +293,24 @@ class SQLBackend:
                                 user,
                                 {"superseded": True, "superseded_by": update.fact.id},
                             )
-                    else:
-                        assert change.end is not None
-                        gone = self._end_in(tx, user, *change.end, reason=change.reason)
+                    elif change.end is not None:
+                        subject, block = change.end
+                        gone = self._end_in(
+                            tx, user, subject, block, reason=change.reason, at=change.at
+                        )
                         if gone is None:
                             continue
                         ended.append(gone)
                         payload["fact_id"] = gone.id
+                    else:
+                        assert change.retire is not None
+                        moved = self.facts_log.retire(
+                            tx, user, [change.retire], reason=change.reason
+                        )
+                        if not moved:
+                            continue
+                        retired += moved
+                        payload["fact_id"] = change.retire
                     events.append(("write", payload))
                 if extra is not None:
                     entries += self.records.write_prepared(tx, extra)
@@ -314,16 +326,26 @@ class SQLBackend:
             return None
         self._finish_write(entries)
         return ExtractionCommit(
-            replace(head, extracted_through=through), tuple(updates), tuple(ended)
+            replace(head, extracted_through=through),
+            tuple(updates),
+            tuple(ended),
+            tuple(retired),
         )
 
     def _end_in(
-        self, tx: Tx, user_id: str, subject: str, block: str, *, reason: str
+        self,
+        tx: Tx,
+        user_id: str,
+        subject: str,
+        block: str,
+        *,
+        reason: str,
+        at: datetime | None = None,
     ) -> CoreFact | None:
-        """End the subject's current fact inside ``tx`` (after the facts lock) and mark its
-        record no longer current; ``None`` when there is none."""
+        """End the subject's current fact inside ``tx`` (after the facts lock) at ``at``
+        (default now) and mark its record no longer current; ``None`` when there is none."""
         ended = self.facts_log.end(
-            tx, user_id, subject, block, at=datetime.now(timezone.utc), reason=reason
+            tx, user_id, subject, block, at=at or datetime.now(timezone.utc), reason=reason
         )
         if ended is not None:
             self.records.set_metadata(

@@ -179,6 +179,32 @@ def test_an_extraction_batch_commits_its_facts_with_the_watermark(store: MemoryS
     assert core.get("x") is None and len(core.history("home_city")) == 2
 
 
+def test_an_extraction_batch_ends_at_its_time_and_retires_by_id(store: MemoryStore) -> None:
+    head = _batch_head(store)
+    core = store.core("ana")
+    lisbon = core.get("home_city")
+    assert lisbon is not None
+    quit_at = datetime(2026, 3, 1, tzinfo=timezone.utc)
+    done = store.backend.commit_extraction(
+        head,
+        head.extracted_through + 1,
+        [
+            FactChange(end=("smoking", "human"), at=quit_at, reason="quit"),
+            FactChange(retire=lisbon.id, reason="possibly replaced", audit={"action": "retire"}),
+            FactChange(retire="no-such-fact", reason="x"),  # nothing to retire: skipped
+        ],
+    )
+    assert done is not None
+    assert [f.subject for f in done.retired] == ["home_city"]
+    (smoking,) = core.history("smoking")
+    assert smoking.status == "ended" and smoking.valid_until == quit_at
+    assert [f.status for f in core.history("home_city")] == ["archived"]
+    events = [
+        e.payload for e in store.audit.events("ana", kinds=["write"]) if "action" in e.payload
+    ]
+    assert [(e["action"], e["fact_id"]) for e in events] == [("retire", lisbon.id)]
+
+
 def test_an_extraction_batch_after_a_forget_writes_nothing(store: MemoryStore) -> None:
     head = _batch_head(store)
     store.forget_user("ana")

@@ -22,8 +22,8 @@ from typing import Any
 
 from langchain_core.embeddings import Embeddings
 
+from langchain_tiered_memory.embeddings.logistic import Logistic, Softmax, predict_proba
 from langchain_tiered_memory.tiers.core import CoreFact
-from langchain_tiered_memory.write.learned.logistic import Logistic, Softmax, predict_proba
 from langchain_tiered_memory.write.learned.training import (
     clause_features,
     load_data,

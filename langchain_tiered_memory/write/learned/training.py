@@ -33,14 +33,14 @@ from typing import Any
 import numpy as np
 from langchain_core.embeddings import Embeddings
 
-from langchain_tiered_memory.write.learned.cues import clause_cues, pair_cues
-from langchain_tiered_memory.write.learned.logistic import (
+from langchain_tiered_memory.embeddings.logistic import (
     Softmax,
     fit_logistic,
     fit_softmax,
     predict_proba,
     predict_softmax,
 )
+from langchain_tiered_memory.write.learned.cues import clause_cues, pair_cues
 
 logger = logging.getLogger(__name__)
 
