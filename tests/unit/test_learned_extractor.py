@@ -260,15 +260,15 @@ def test_a_kept_clause_carries_the_time_it_names() -> None:
 
 
 def test_a_rule_fact_from_a_sentence_surely_not_about_the_user_is_dropped() -> None:
-    models = ScriptedModels({"Plot idea": 0.02, "I'm allergic": 0.97}, {})
+    models = ScriptedModels({"Sketch for later": 0.02, "I'm allergic": 0.97}, {})
     ex = LearnedExtractor(models, rule_veto=0.1)
-    story = ex.extract_text("Plot idea: a retired ferryman adopts a cat named Bosun. thoughts?")
+    story = ex.extract_text("Sketch for later: a retired ferryman adopts a cat named Bosun.")
     assert not any("Bosun" in f.content for f in story)
-    mine = ex.extract_text("Plot idea: a retired ferryman. I'm allergic to peanuts.")
+    mine = ex.extract_text("Sketch for later: a retired ferryman. I'm allergic to peanuts.")
     assert any("peanuts" in f.content for f in mine)
     # with the veto off, the rules' fact stays (the rule extractor alone keeps it)
     kept = LearnedExtractor(models, rule_veto=0.0).extract_text(
-        "Plot idea: a retired ferryman adopts a cat named Bosun. thoughts?"
+        "Sketch for later: a retired ferryman adopts a cat named Bosun."
     )
     assert any("Bosun" in f.content for f in kept)
 

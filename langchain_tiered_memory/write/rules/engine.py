@@ -8,13 +8,16 @@ in :mod:`.filters`; splitting and normalising in :mod:`.text`. The engine
 
 1. reads the message's :func:`~.text.readable_prefix`, normalised, without
    quoted text, and stops at a role-play or fiction frame;
-2. splits it into sentences (a sarcastic one is skipped; a language may skip
-   or read a whole sentence) and clauses (a question or a hypothetical is
-   skipped);
+2. splits it into sentences (a sarcastic one is skipped, someone else's
+   reported words - "my mum says..." - are cut off; a language may skip or
+   read a whole sentence) and clauses (a question or a hypothetical is
+   skipped; a clause about someone else - "My friend got a job at NASA" -
+   keeps only the facts that name them);
 3. runs the clause's language's rules in order (a ``fallback`` rule only when
    no earlier rule matched), keeps one statement per content and, per
    subject, the later statement of the clause;
-4. marks a hedged or wished-for clause ``hedged`` and merges one message's
+4. makes a denial ("not allergic to X") end the fact it denies, never add it,
+   marks a hedged or wished-for clause ``hedged`` and merges one message's
    facts to one per subject (:func:`merge`).
 
 Example:
@@ -44,6 +47,9 @@ from langchain_tiered_memory.write.rules.filters import (
     NEGATED,
     SARCASM,
     is_question,
+    not_the_users,
+    other_subject,
+    reported_from,
 )
 from langchain_tiered_memory.write.rules.text import (
     clauses,
@@ -244,6 +250,7 @@ class Language:
 #: ``(subject, content)`` pairs, where ``context`` is the message so far and the previous one.
 Referents = Callable[[str, tuple[str, ...]], list[tuple[str, str]]]
 
+_DENIED = re.compile(r"not\s", re.I)
 _ANY = re.compile(r"\A")  # the rule of a fact no pattern of a rule found (a referent's name)
 _NAMED = Rule(_ANY, lambda m, c: None, "fact", 7.0)
 
@@ -335,6 +342,11 @@ def extract(
     for sentence in sentences(text):
         if SARCASM.search(sentence):
             continue
+        cut = reported_from(sentence, text)
+        if cut is not None:  # someone else's words ("my mum says..."): not the user's facts
+            sentence = sentence[:cut].rstrip(" ,;:，、")
+            if not sentence:
+                continue
         language = _language(sentence, languages)
         if language.skip_sentence(sentence):
             continue
@@ -349,11 +361,19 @@ def extract(
             found = _clause_facts(
                 clause, _language(clause, languages), referents, (before, previous)
             )
+            person = other_subject(clause)
+            if person is not None:  # "My friend got a job at NASA": only facts about them
+                # (or a name they gave: "My daughter named him Sheldon")
+                found = [
+                    f for f in found if f[3] is _NAMED or not not_the_users(f[1], f[2], person)
+                ]
             for position, subject, content, each in found:
                 # the same subject twice in one clause: the later statement wins
                 if subject not in best or position >= best[subject][0]:
                     best[subject] = (position, content, each)
             for subject, (_, content, each) in sorted(best.items(), key=lambda kv: kv[1][0]):
+                # a statement that something is not so ends it if known, never adds it
+                op: Op = "end" if _DENIED.match(content) else each.op
                 results.append(
                     Candidate.found(
                         subject,
@@ -361,7 +381,7 @@ def extract(
                         category=each.category,
                         importance=each.importance,
                         hedged=doubt or (desire and not each.request),
-                        op=each.op,
+                        op=op,
                     )
                 )
     return merge(results)
