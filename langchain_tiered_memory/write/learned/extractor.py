@@ -54,6 +54,12 @@ from langchain_tiered_memory.write.learned.clauses import (
 )
 from langchain_tiered_memory.write.learned.cues import is_ending
 from langchain_tiered_memory.write.learned.models import LearnedModels, shared_models
+from langchain_tiered_memory.write.rules.engine import (
+    doubted,
+    is_statement,
+    own_sentences,
+    wished,
+)
 
 __all__ = ["LearnedExtractor", "clause_subject", "names_old_value"]
 
@@ -107,6 +113,11 @@ class LearnedExtractor(RuleBasedExtractor):
         rule_veto: P(about the user) of a rule fact's sentence below which the
             rule fact is dropped (default 0: off; the classifier scores too many
             of the rules' true facts near 0, see benchmarks/README.md).
+        own_words: Read clauses only from the sentences the rules read as the
+            user's own (:func:`~..rules.engine.own_sentences`: no quoted text,
+            story or text to edit, sarcasm or reported words), keep statements
+            only (:func:`~..rules.engine.is_statement`) and mark a doubted or
+            wished clause as not stated (off by default until benchmarked).
     """
 
     calls = 0  # never calls a model
@@ -122,6 +133,7 @@ class LearnedExtractor(RuleBasedExtractor):
         unsure_threshold: float = 0.4,
         margin: float = 0.2,
         rule_veto: float = 0.0,
+        own_words: bool = False,
     ) -> None:
         if not 0 <= possible_threshold <= fact_threshold <= 1:
             raise ValueError("need 0 <= possible_threshold <= fact_threshold <= 1")
@@ -136,6 +148,7 @@ class LearnedExtractor(RuleBasedExtractor):
         if not 0 <= rule_veto <= 1:
             raise ValueError("need 0 <= rule_veto <= 1")
         self.rule_veto = rule_veto
+        self.own_words = own_words
         super().__init__()
 
     @property
@@ -163,17 +176,27 @@ class LearnedExtractor(RuleBasedExtractor):
         )
         # a rule that read a request as a plan ("Plan a date night") is dropped
         facts = self._vetoed([f for f in found if not is_request(f.content)], text)
-        clauses = [c for c in split_clauses(text) if not find_facts(c)]
+        # the clauses come from the sentences the rules read as the user's own (no
+        # quoted text, story or text to edit, sarcasm, or someone else's reported
+        # words), and are statements (no hypothetical, no question)
+        own = "\n".join(own_sentences(text)) if self.own_words else text
+        clauses = [
+            c
+            for c in split_clauses(own)
+            if (is_statement(c) or not self.own_words) and not find_facts(c)
+        ]
         # a clause a contrast takes back ("..., but I decided against it") is
         # scored with it too, and the lower score kept
-        contexts = [read_with_contrast(c, text) for c in clauses]
+        contexts = [read_with_contrast(c, own) for c in clauses]
         wider = sorted({x for c, x in zip(clauses, contexts, strict=True) if x != c})
         scored = dict(zip(clauses + wider, self.models.about_user(clauses + wider), strict=True))
         probabilities = [min(scored[c], scored[x]) for c, x in zip(clauses, contexts, strict=True)]
         for clause, p in zip(clauses, probabilities, strict=True):
             if p < self.possible_threshold:
                 continue
-            sure = p >= self.fact_threshold
+            # said with doubt or as a wish ("I was going to...", "maybe"): not stated
+            doubt = self.own_words and (doubted(clause) or wished(clause))
+            sure = p >= self.fact_threshold and not doubt
             held = fact_time(clause, said_at) if said_at is not None else None
             facts.append(
                 ExtractedFact(

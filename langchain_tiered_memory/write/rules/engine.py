@@ -66,13 +66,17 @@ __all__ = [
     "Referents",
     "Rule",
     "by_group",
+    "doubted",
     "emit",
     "extract",
     "hobby",
+    "is_statement",
     "like",
     "merge",
+    "own_sentences",
     "rule",
     "says",
+    "wished",
 ]
 
 
@@ -285,6 +289,71 @@ def _clause_facts(
     return unique
 
 
+def own_sentences(text: str) -> list[str]:
+    """The sentences of a user message said in the user's own voice, the part of it
+    the rules read (and the learned extractor's clauses come from).
+
+    The message's :func:`~.text.readable_prefix`, normalised, without quoted
+    text, up to a role-play or fiction frame (a story pitch, a text given to
+    edit or translate); a sarcastic sentence is left out and someone else's
+    reported words ("my mum says...") are cut off.
+
+    Example:
+        >>> own_sentences("I live in Leeds but my mum says we should move to York. "
+        ...               "Yeah right, I am a chef. Translate this: I am a nurse.")
+        ['I live in Leeds but']
+        >>> own_sentences('She wrote "I am vegan today" on the form. I cycle to work.')
+        ['She wrote on the form.', 'I cycle to work.']
+    """
+    text = strip_quoted(normalise_message(readable_prefix(text)))
+    frame = FRAME.search(text)
+    if frame:  # role-play or fiction: nothing from there on is about the user
+        start = max(text.rfind(".", 0, frame.start()), text.rfind("。", 0, frame.start()))
+        text = text[: start + 1] if start >= 0 else ""
+    kept = []
+    for sentence in sentences(text):
+        if SARCASM.search(sentence):
+            continue
+        cut = reported_from(sentence, text)
+        if cut is not None:  # someone else's words ("my mum says..."): not the user's facts
+            sentence = sentence[:cut].rstrip(" ,;:，、")
+        if sentence:
+            kept.append(sentence)
+    return kept
+
+
+def is_statement(clause: str) -> bool:
+    """Whether a clause states something (not a question, not a hypothetical).
+
+    Example:
+        >>> is_statement("I'm vegan"), is_statement("If I were vegan"), is_statement("Am I?")
+        (True, False, False)
+    """
+    return not (is_question(clause) or HYPOTHETICAL.search(clause))
+
+
+def doubted(clause: str) -> bool:
+    """Whether a clause is said with doubt ("maybe", "I was going to", "decided
+    against"): what it says is marked ``hedged``, not stated.
+
+    Example:
+        >>> doubted("I was going to buy a Vespa"), doubted("I bought a Vespa")
+        (True, False)
+    """
+    return bool(HEDGE.search(clause))
+
+
+def wished(clause: str) -> bool:
+    """Whether a clause says a wish ("I'd love to", "someday", 希望): marked
+    ``hedged`` too, except by a rule that reads requests.
+
+    Example:
+        >>> wished("I'd love to live in Lisbon"), wished("I live in Lisbon")
+        (True, False)
+    """
+    return bool(DESIRE.search(clause))
+
+
 def merge(facts: list[Candidate]) -> list[Candidate]:
     """One fact per subject for one message.
 
@@ -331,32 +400,20 @@ def extract(
         previous: The user's previous message (context for ``referents``).
         referents: Names given to someone mentioned before.
     """
-    text = strip_quoted(normalise_message(readable_prefix(text)))
-    frame = FRAME.search(text)
-    if frame:  # role-play or fiction: nothing from there on is about the user
-        start = max(text.rfind(".", 0, frame.start()), text.rfind("。", 0, frame.start()))
-        text = text[: start + 1] if start >= 0 else ""
     results: list[Candidate] = []
     previous = normalise_message(readable_prefix(previous))
     said = ""  # the message up to the clause being read (for "her name's Pickle")
-    for sentence in sentences(text):
-        if SARCASM.search(sentence):
-            continue
-        cut = reported_from(sentence, text)
-        if cut is not None:  # someone else's words ("my mum says..."): not the user's facts
-            sentence = sentence[:cut].rstrip(" ,;:，、")
-            if not sentence:
-                continue
+    for sentence in own_sentences(text):
         language = _language(sentence, languages)
         if language.skip_sentence(sentence):
             continue
         results.extend(language.sentence_facts(sentence))
         for clause in clauses(sentence):
             before, said = said, f"{said} {clause}"
-            if is_question(clause) or HYPOTHETICAL.search(clause):
+            if not is_statement(clause):
                 continue
-            doubt = bool(HEDGE.search(clause))
-            desire = bool(DESIRE.search(clause))
+            doubt = doubted(clause)
+            desire = wished(clause)
             best: dict[str, tuple[int, str, Rule]] = {}
             found = _clause_facts(
                 clause, _language(clause, languages), referents, (before, previous)
