@@ -32,7 +32,7 @@ from __future__ import annotations
 
 import re
 import string
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -71,6 +71,7 @@ __all__ = [
     "hobby",
     "like",
     "merge",
+    "own_statements",
     "rule",
     "says",
 ]
@@ -316,6 +317,64 @@ def merge(facts: list[Candidate]) -> list[Candidate]:
     return list(merged.values())
 
 
+def _own_sentences(text: str, languages: Sequence[Language]) -> Iterator[tuple[str, Language]]:
+    """The sentences of a message that speak for the user, each with its language:
+    steps 1 and 2 of the engine (quoted text, a role-play or fiction frame and what
+    follows it, sarcasm, someone else's reported words and sentences a language
+    skips are left out)."""
+    text = strip_quoted(normalise_message(readable_prefix(text)))
+    frame = FRAME.search(text)
+    if frame:  # role-play or fiction: nothing from there on is about the user
+        start = max(text.rfind(".", 0, frame.start()), text.rfind("。", 0, frame.start()))
+        text = text[: start + 1] if start >= 0 else ""
+    for sentence in sentences(text):
+        if SARCASM.search(sentence):
+            continue
+        cut = reported_from(sentence, text)
+        if cut is not None:  # someone else's words ("my mum says..."): not the user's facts
+            sentence = sentence[:cut].rstrip(" ,;:，、")
+            if not sentence:
+                continue
+        language = _language(sentence, languages)
+        if language.skip_sentence(sentence):
+            continue
+        yield sentence, language
+
+
+# a condition anywhere in a clause ("starting there next month if the references go through")
+_CONDITION = re.compile(r"\b(?:if|unless|provided)\b|如果|要是|假如|万一|的话", re.I)
+
+
+def own_statements(text: str, languages: Sequence[Language]) -> list[str]:
+    """The clauses of a message the user states plainly about themselves, whatever
+    the rules make of them: what the engine reads (:func:`extract`), without
+    questions, hypotheticals, hedged or wished-for clauses and clauses about
+    someone else ("My friend got a job at NASA").
+
+    Example:
+        >>> toy = Language("toy", rules=())
+        >>> own_statements("Maybe I'll move. Got the keys to a flat in Leith! Is it far?", (toy,))
+        ['Got the keys to a flat in Leith!']
+        >>> own_statements("Starting at KPMG if the references go through.", (toy,))
+        []
+        >>> own_statements("My friend got a job at NASA. Imagine I'm a pilot.", (toy,))
+        []
+    """
+    return [
+        clause
+        for sentence, _ in _own_sentences(text, languages)
+        for clause in clauses(sentence)
+        if not (
+            is_question(clause)
+            or HYPOTHETICAL.search(clause)
+            or _CONDITION.search(clause)
+            or HEDGE.search(clause)
+            or DESIRE.search(clause)
+            or other_subject(clause) is not None
+        )
+    ]
+
+
 def extract(
     text: str,
     languages: Sequence[Language],
@@ -331,25 +390,10 @@ def extract(
         previous: The user's previous message (context for ``referents``).
         referents: Names given to someone mentioned before.
     """
-    text = strip_quoted(normalise_message(readable_prefix(text)))
-    frame = FRAME.search(text)
-    if frame:  # role-play or fiction: nothing from there on is about the user
-        start = max(text.rfind(".", 0, frame.start()), text.rfind("。", 0, frame.start()))
-        text = text[: start + 1] if start >= 0 else ""
     results: list[Candidate] = []
     previous = normalise_message(readable_prefix(previous))
     said = ""  # the message up to the clause being read (for "her name's Pickle")
-    for sentence in sentences(text):
-        if SARCASM.search(sentence):
-            continue
-        cut = reported_from(sentence, text)
-        if cut is not None:  # someone else's words ("my mum says..."): not the user's facts
-            sentence = sentence[:cut].rstrip(" ,;:，、")
-            if not sentence:
-                continue
-        language = _language(sentence, languages)
-        if language.skip_sentence(sentence):
-            continue
+    for sentence, language in _own_sentences(text, languages):
         results.extend(language.sentence_facts(sentence))
         for clause in clauses(sentence):
             before, said = said, f"{said} {clause}"
