@@ -86,6 +86,8 @@ def test_non_facts_are_never_offered_to_the_linker() -> None:
         "Picking up a Suzuki Swift if the loan comes through",
         "Let's role-play: you're a dealer and I picked up a Suzuki Swift",
         "my dad says I picked up a Suzuki Swift",
+        "Write a short ad for the Suzuki Swift I picked up",
+        "这辆Suzuki Swift的广告帮我写一下",
     )
     assert not any("Suzuki" in s for s in links.asked)
     assert writer.core.get("car").content == "drives a Fiat Panda"

@@ -7,7 +7,9 @@ old fact current alone. This extractor writes exactly the rules' facts, and
 offers each statement the rules read as the user's own but found no fact in
 (:func:`~langchain_tiered_memory.write.rules.find_statements`: questions,
 hypotheticals, conditions, hedges, wishes, role-play, quoted text and other
-people's words left out) to the learned linker against the user's current facts
+people's words left out; requests to the assistant too, "Write a short bio for
+my LinkedIn", which would otherwise replace the job it is about) to the learned
+linker against the user's current facts
 (:meth:`.extractor.LearnedExtractor.supersedes`, the learned extractor's own):
 
 * a sure link supersedes the current fact with the statement, kept whole as the
@@ -30,6 +32,7 @@ Example:
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from datetime import datetime
 
@@ -38,12 +41,15 @@ from langchain_tiered_memory.write.candidate import Candidate
 from langchain_tiered_memory.write.extraction import RuleBasedExtractor
 from langchain_tiered_memory.write.fact_time import fact_time
 from langchain_tiered_memory.write.importance import rate_importance
-from langchain_tiered_memory.write.learned.clauses import clean_clause
+from langchain_tiered_memory.write.learned.clauses import clean_clause, is_request
 from langchain_tiered_memory.write.learned.extractor import LearnedExtractor, clause_subject
 from langchain_tiered_memory.write.learned.models import LearnedModels
 from langchain_tiered_memory.write.rules import find_facts, find_statements
 
 __all__ = ["STATEMENT", "LinkedRulesExtractor"]
+
+# a request inside a Chinese clause ("下周的安排帮我排一下"), beside is_request's opening words
+_ASKS = re.compile(r"帮我|帮忙|麻烦你|请你|给我")
 
 #: The reason of a candidate that is a statement no rule read (it is written only
 #: when linked to a current fact).
@@ -100,6 +106,8 @@ class LinkedRulesExtractor(LearnedExtractor):
             clause = clean_clause(statement)
             words = len(clause.split()) if clause.isascii() else len(clause)
             if words < (2 if clause.isascii() else 4) or find_facts(clause):
+                continue
+            if is_request(clause) or _ASKS.search(clause):  # asks, never states
                 continue
             held = fact_time(clause, said_at) if said_at is not None else None
             facts.append(
