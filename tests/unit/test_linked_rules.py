@@ -115,3 +115,13 @@ def test_the_option_is_named_and_the_statements_are_the_users_own() -> None:
     assert find_statements("上个月搬到南宁了。如果搬到南宁呢？我朋友搬到南宁了。") == [
         "上个月搬到南宁了。"
     ]
+
+
+def test_a_rule_fact_read_from_a_request_is_kept_but_never_linked() -> None:
+    writer, _ = _writer({"operation": 0.95})
+    _say(
+        writer,
+        "The surgery is on 18 March.",
+        "Plan the next month for me around the operation.",
+    )
+    assert any("18 March" in f.content for f in writer.core.active())

@@ -51,6 +51,12 @@ __all__ = ["STATEMENT", "LinkedRulesExtractor"]
 # a request inside a Chinese clause ("下周的安排帮我排一下"), beside is_request's opening words
 _ASKS = re.compile(r"帮我|帮忙|麻烦你|请你|给我")
 
+
+def _asks(text: str) -> bool:
+    """Whether ``text`` is a request to the assistant (it never replaces a fact)."""
+    return is_request(text) or bool(_ASKS.search(text))
+
+
 #: The reason of a candidate that is a statement no rule read (it is written only
 #: when linked to a current fact).
 STATEMENT = "a statement no rule read, linked by meaning"
@@ -107,7 +113,7 @@ class LinkedRulesExtractor(LearnedExtractor):
             words = len(clause.split()) if clause.isascii() else len(clause)
             if words < (2 if clause.isascii() else 4) or find_facts(clause):
                 continue
-            if is_request(clause) or _ASKS.search(clause):  # asks, never states
+            if _asks(clause):  # a request states nothing
                 continue
             held = fact_time(clause, said_at) if said_at is not None else None
             facts.append(
@@ -140,7 +146,11 @@ class LinkedRulesExtractor(LearnedExtractor):
         is dropped.
         """
         if fact.reason != STATEMENT:
-            return super().supersedes(fact, current) if self.link_rule_facts else (fact, [])
+            # a rule's fact read from a request ("Plan the next month around the operation")
+            # is kept as the rules keep it, never linked
+            if not self.link_rule_facts or _asks(fact.content):
+                return fact, []
+            return super().supersedes(fact, current)
         linked, earlier = super().supersedes(fact, current)
         if linked is not fact:  # a sure link: filed under the fact it replaces, or ending it
             return linked, earlier
