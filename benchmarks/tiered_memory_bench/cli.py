@@ -137,6 +137,10 @@ def _extractor_factory(extractor: str) -> Any:
         from langchain_tiered_memory.write.learned import LearnedExtractor
 
         return LearnedExtractor
+    if extractor.strip().lower() == "rules+links":
+        from langchain_tiered_memory.write.learned import LinkedRulesExtractor
+
+        return LinkedRulesExtractor
     from langchain_tiered_memory.models import require_chat_model
     from langchain_tiered_memory.write.extraction import LLMExtractor
 
@@ -152,7 +156,7 @@ def _model_extractor_factory(extractor: str) -> Any:
     Raises:
         ValueError: for a model that gives no structured output (the echo model).
     """
-    if extractor.strip().lower() in ("rules", "learned"):
+    if extractor.strip().lower() in ("rules", "learned", "rules+links"):
         return _extractor_factory(extractor)
     from langchain_tiered_memory.models import require_chat_model
     from langchain_tiered_memory.write.model_extractor import model_extractor_for
@@ -181,7 +185,8 @@ EmbedCache = Annotated[
 Extractor = Annotated[
     str,
     typer.Option(
-        help="'rules' (no LLM), 'learned' (offline, issue 31) or an init_chat_model string."
+        help="'rules' (no LLM), 'learned' or 'rules+links' (offline, issue 31), "
+        "or an init_chat_model string."
     ),
 ]
 Summarizer = Annotated[

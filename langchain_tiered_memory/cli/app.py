@@ -176,7 +176,7 @@ ExtractorOption = Annotated[
         "--extractor",
         help="Who writes the facts: 'model' (the chat model, batched off the turn, when it "
         "gives structured output; else the rules), 'auto' (the same, but the rules for the "
-        "tiny 'local' model), 'rules' or 'learned' (offline, no model call).",
+        "tiny 'local' model), 'rules', 'learned' or 'rules+links' (offline, no model call).",
     ),
 ]
 StoreUrl = Annotated[

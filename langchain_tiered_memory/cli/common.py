@@ -107,7 +107,7 @@ def require_module(module: str, option: str, extra: str) -> None:
 
 
 #: What ``--extractor`` of ``chat`` takes.
-EXTRACTOR_CHOICES = ("auto", "model", "rules", "learned")
+EXTRACTOR_CHOICES = ("auto", "model", "rules", "learned", "rules+links")
 
 
 def extractor_choice(choice: str) -> str:
@@ -138,8 +138,8 @@ def extractor_for_model(choice: str, model: Any, spec: str = "") -> Any:
     rules (``model`` ``None``, or the echo model, which only repeats its prompt).
     ``"auto"``: the same, except for the offline SmolLM2 (``--model local``): at
     135M parameters it writes no fact the rules would not (benchmarks/README.md,
-    "facts"), so the rules write. ``"rules"`` and ``"learned"``: those offline
-    extractors, whatever the model.
+    "facts"), so the rules write. ``"rules"``, ``"learned"`` and ``"rules+links"``:
+    those offline extractors, whatever the model.
 
     Raises:
         typer.BadParameter: for another choice.
@@ -151,7 +151,7 @@ def extractor_for_model(choice: str, model: Any, spec: str = "") -> Any:
     from langchain_tiered_memory.models import LOCAL
 
     wanted = extractor_choice(choice)
-    if wanted in ("rules", "learned"):
+    if wanted in ("rules", "learned", "rules+links"):
         return wanted
     if wanted == "auto" and spec.strip().lower() == LOCAL:
         return "rules"

@@ -224,7 +224,11 @@ class MemoryWriter:
             earlier: list[CoreFact] = []
             if callable(link):
                 fact = replace(fact, subject=resolve_subject(fact.subject, core))
-                fact, earlier = link(fact, core.active())
+                linked, earlier = link(fact, core.active())
+                if linked is None:  # nothing to write; what it may replace moves out
+                    _retire_earlier(core, earlier, fact.source_turn)
+                    continue
+                fact = linked
             decision = decide(
                 fact,
                 core.history(),
@@ -240,12 +244,17 @@ class MemoryWriter:
                 result.ended.extend(applied.ended)
                 if not applied.promoted and not applied.ended:
                     continue
-            if earlier:  # an unsure link: the older fact is kept as an earlier one
-                core.store.retire_facts(
-                    core.user_id,
-                    [f.id for f in earlier],
-                    reason=f"{EARLIER} possibly replaced by turn {fact.source_turn}",
-                )
+            _retire_earlier(core, earlier, fact.source_turn)
+
+
+def _retire_earlier(core: CoreMemory, earlier: Sequence[CoreFact], turn: int | None) -> None:
+    """An unsure link's older facts moved out of the current ones, kept as earlier ones."""
+    if earlier:
+        core.store.retire_facts(
+            core.user_id,
+            [f.id for f in earlier],
+            reason=f"{EARLIER} possibly replaced by turn {turn}",
+        )
 
 
 def extractor_from(spec: Any) -> Extractor | None:
@@ -267,11 +276,15 @@ def extractor_from(spec: Any) -> Extractor | None:
         from langchain_tiered_memory.write.learned import LearnedExtractor
 
         return LearnedExtractor()
+    if isinstance(spec, str) and spec.strip().lower() == "rules+links":
+        from langchain_tiered_memory.write.learned import LinkedRulesExtractor
+
+        return LinkedRulesExtractor()
     if isinstance(spec, str | BaseChatModel):
         return LLMExtractor(spec)
     if callable(getattr(spec, "extract", None)):
         return spec
     raise TypeError(
         "extractor must be an Extractor, a chat model, an init_chat_model string, "
-        f"{LOCAL!r}, {ECHO!r}, 'learned' or 'rules'; got {type(spec).__name__}"
+        f"{LOCAL!r}, {ECHO!r}, 'learned', 'rules+links' or 'rules'; got {type(spec).__name__}"
     )

@@ -113,7 +113,9 @@ def test_a_bad_extractor_is_refused_before_the_model_is_loaded(
         app, ["chat", "--data-dir", str(tmp_path / "mem"), "--extractor", "llm"], input="/quit\n"
     )
     assert result.exit_code == USER_ERROR_EXIT
-    assert "use one of auto, model, rules, learned, got 'llm'" in " ".join(result.output.split())
+    assert "use one of auto, model, rules, learned, rules+links, got 'llm'" in " ".join(
+        result.output.split()
+    )
     assert not (tmp_path / "mem").exists()  # nothing was opened
 
 

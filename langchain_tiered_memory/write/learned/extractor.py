@@ -54,6 +54,7 @@ from langchain_tiered_memory.write.learned.clauses import (
 )
 from langchain_tiered_memory.write.learned.cues import is_ending
 from langchain_tiered_memory.write.learned.models import LearnedModels, shared_models
+from langchain_tiered_memory.write.rules import LANGUAGES
 from langchain_tiered_memory.write.rules.engine import (
     doubted,
     is_statement,
@@ -179,7 +180,7 @@ class LearnedExtractor(RuleBasedExtractor):
         # the clauses come from the sentences the rules read as the user's own (no
         # quoted text, story or text to edit, sarcasm, or someone else's reported
         # words), and are statements (no hypothetical, no question)
-        own = "\n".join(own_sentences(text)) if self.own_words else text
+        own = "\n".join(own_sentences(text, LANGUAGES)) if self.own_words else text
         clauses = [
             c
             for c in split_clauses(own)

@@ -55,7 +55,7 @@ from __future__ import annotations
 
 from langchain_tiered_memory.write.candidate import Candidate
 from langchain_tiered_memory.write.rules.en import ENGLISH
-from langchain_tiered_memory.write.rules.engine import FoundFact, Language, extract
+from langchain_tiered_memory.write.rules.engine import FoundFact, Language, extract, own_statements
 from langchain_tiered_memory.write.rules.referents import pronoun_names
 from langchain_tiered_memory.write.rules.text import READ_LIMIT, normalise_message, readable_prefix
 from langchain_tiered_memory.write.rules.zh import CHINESE
@@ -66,6 +66,7 @@ __all__ = [
     "Candidate",
     "FoundFact",
     "find_facts",
+    "find_statements",
     "normalise_message",
     "readable_prefix",
 ]
@@ -86,3 +87,16 @@ def find_facts(text: str, *, previous: str = "") -> list[Candidate]:
             Clementine" (who is "her"?).
     """
     return extract(text, LANGUAGES, previous=previous, referents=pronoun_names)
+
+
+def find_statements(text: str) -> list[str]:
+    """The clauses of one user message that state something plainly about the user,
+    whether or not a rule reads a fact in them (questions, hypotheticals, hedges,
+    wishes, role-play, sarcasm, quoted text and other people's words left out):
+    what may replace a current fact said in words no rule has.
+
+    Example:
+        >>> find_statements("We broke up in the summer. What if I move? Maybe I'll go vegan.")
+        ['We broke up in the summer.']
+    """
+    return own_statements(text, LANGUAGES)

@@ -32,7 +32,7 @@ from __future__ import annotations
 
 import re
 import string
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -74,6 +74,7 @@ __all__ = [
     "like",
     "merge",
     "own_sentences",
+    "own_statements",
     "rule",
     "says",
     "wished",
@@ -289,71 +290,6 @@ def _clause_facts(
     return unique
 
 
-def own_sentences(text: str) -> list[str]:
-    """The sentences of a user message said in the user's own voice, the part of it
-    the rules read (and the learned extractor's clauses come from).
-
-    The message's :func:`~.text.readable_prefix`, normalised, without quoted
-    text, up to a role-play or fiction frame (a story pitch, a text given to
-    edit or translate); a sarcastic sentence is left out and someone else's
-    reported words ("my mum says...") are cut off.
-
-    Example:
-        >>> own_sentences("I live in Leeds but my mum says we should move to York. "
-        ...               "Yeah right, I am a chef. Translate this: I am a nurse.")
-        ['I live in Leeds but']
-        >>> own_sentences('She wrote "I am vegan today" on the form. I cycle to work.')
-        ['She wrote on the form.', 'I cycle to work.']
-    """
-    text = strip_quoted(normalise_message(readable_prefix(text)))
-    frame = FRAME.search(text)
-    if frame:  # role-play or fiction: nothing from there on is about the user
-        start = max(text.rfind(".", 0, frame.start()), text.rfind("。", 0, frame.start()))
-        text = text[: start + 1] if start >= 0 else ""
-    kept = []
-    for sentence in sentences(text):
-        if SARCASM.search(sentence):
-            continue
-        cut = reported_from(sentence, text)
-        if cut is not None:  # someone else's words ("my mum says..."): not the user's facts
-            sentence = sentence[:cut].rstrip(" ,;:，、")
-        if sentence:
-            kept.append(sentence)
-    return kept
-
-
-def is_statement(clause: str) -> bool:
-    """Whether a clause states something (not a question, not a hypothetical).
-
-    Example:
-        >>> is_statement("I'm vegan"), is_statement("If I were vegan"), is_statement("Am I?")
-        (True, False, False)
-    """
-    return not (is_question(clause) or HYPOTHETICAL.search(clause))
-
-
-def doubted(clause: str) -> bool:
-    """Whether a clause is said with doubt ("maybe", "I was going to", "decided
-    against"): what it says is marked ``hedged``, not stated.
-
-    Example:
-        >>> doubted("I was going to buy a Vespa"), doubted("I bought a Vespa")
-        (True, False)
-    """
-    return bool(HEDGE.search(clause))
-
-
-def wished(clause: str) -> bool:
-    """Whether a clause says a wish ("I'd love to", "someday", 希望): marked
-    ``hedged`` too, except by a rule that reads requests.
-
-    Example:
-        >>> wished("I'd love to live in Lisbon"), wished("I live in Lisbon")
-        (True, False)
-    """
-    return bool(DESIRE.search(clause))
-
-
 def merge(facts: list[Candidate]) -> list[Candidate]:
     """One fact per subject for one message.
 
@@ -385,6 +321,106 @@ def merge(facts: list[Candidate]) -> list[Candidate]:
     return list(merged.values())
 
 
+def _own_sentences(text: str, languages: Sequence[Language]) -> Iterator[tuple[str, Language]]:
+    """The sentences of a message that speak for the user, each with its language:
+    steps 1 and 2 of the engine (quoted text, a role-play or fiction frame and what
+    follows it, sarcasm, someone else's reported words and sentences a language
+    skips are left out)."""
+    text = strip_quoted(normalise_message(readable_prefix(text)))
+    frame = FRAME.search(text)
+    if frame:  # role-play or fiction: nothing from there on is about the user
+        start = max(text.rfind(".", 0, frame.start()), text.rfind("。", 0, frame.start()))
+        text = text[: start + 1] if start >= 0 else ""
+    for sentence in sentences(text):
+        if SARCASM.search(sentence):
+            continue
+        cut = reported_from(sentence, text)
+        if cut is not None:  # someone else's words ("my mum says..."): not the user's facts
+            sentence = sentence[:cut].rstrip(" ,;:，、")
+            if not sentence:
+                continue
+        language = _language(sentence, languages)
+        if language.skip_sentence(sentence):
+            continue
+        yield sentence, language
+
+
+def own_sentences(text: str, languages: Sequence[Language]) -> list[str]:
+    """The sentences of a message that speak for the user (what :func:`extract`
+    reads; the learned extractor's clauses come from them too).
+
+    Example:
+        >>> toy = Language("toy", rules=())
+        >>> own_sentences("I live in Leeds. Yeah right, I am a chef.", (toy,))
+        ['I live in Leeds.']
+    """
+    return [sentence for sentence, _ in _own_sentences(text, languages)]
+
+
+def is_statement(clause: str) -> bool:
+    """Whether a clause states something (not a question, not a hypothetical).
+
+    Example:
+        >>> is_statement("I'm vegan"), is_statement("If I were vegan"), is_statement("Am I?")
+        (True, False, False)
+    """
+    return not (is_question(clause) or HYPOTHETICAL.search(clause))
+
+
+def doubted(clause: str) -> bool:
+    """Whether a clause is said with doubt ("maybe", "I was going to").
+
+    Example:
+        >>> doubted("I was going to buy a Vespa"), doubted("I bought a Vespa")
+        (True, False)
+    """
+    return bool(HEDGE.search(clause))
+
+
+def wished(clause: str) -> bool:
+    """Whether a clause says a wish ("I'd love to", "someday", 希望).
+
+    Example:
+        >>> wished("I'd love to live in Lisbon"), wished("I live in Lisbon")
+        (True, False)
+    """
+    return bool(DESIRE.search(clause))
+
+
+# a condition anywhere in a clause ("starting there next month if the references go through")
+_CONDITION = re.compile(r"\b(?:if|unless|provided)\b|如果|要是|假如|万一|的话", re.I)
+
+
+def own_statements(text: str, languages: Sequence[Language]) -> list[str]:
+    """The clauses of a message the user states plainly about themselves, whatever
+    the rules make of them: what the engine reads (:func:`extract`), without
+    questions, hypotheticals, hedged or wished-for clauses and clauses about
+    someone else ("My friend got a job at NASA").
+
+    Example:
+        >>> toy = Language("toy", rules=())
+        >>> own_statements("Maybe I'll move. Got the keys to a flat in Leith! Is it far?", (toy,))
+        ['Got the keys to a flat in Leith!']
+        >>> own_statements("Starting at KPMG if the references go through.", (toy,))
+        []
+        >>> own_statements("My friend got a job at NASA. Imagine I'm a pilot.", (toy,))
+        []
+    """
+    return [
+        clause
+        for sentence, _ in _own_sentences(text, languages)
+        for clause in clauses(sentence)
+        if not (
+            is_question(clause)
+            or HYPOTHETICAL.search(clause)
+            or _CONDITION.search(clause)
+            or HEDGE.search(clause)
+            or DESIRE.search(clause)
+            or other_subject(clause) is not None
+        )
+    ]
+
+
 def extract(
     text: str,
     languages: Sequence[Language],
@@ -403,17 +439,14 @@ def extract(
     results: list[Candidate] = []
     previous = normalise_message(readable_prefix(previous))
     said = ""  # the message up to the clause being read (for "her name's Pickle")
-    for sentence in own_sentences(text):
-        language = _language(sentence, languages)
-        if language.skip_sentence(sentence):
-            continue
+    for sentence, language in _own_sentences(text, languages):
         results.extend(language.sentence_facts(sentence))
         for clause in clauses(sentence):
             before, said = said, f"{said} {clause}"
-            if not is_statement(clause):
+            if is_question(clause) or HYPOTHETICAL.search(clause):
                 continue
-            doubt = doubted(clause)
-            desire = wished(clause)
+            doubt = bool(HEDGE.search(clause))
+            desire = bool(DESIRE.search(clause))
             best: dict[str, tuple[int, str, Rule]] = {}
             found = _clause_facts(
                 clause, _language(clause, languages), referents, (before, previous)
