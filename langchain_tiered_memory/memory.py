@@ -157,8 +157,12 @@ class TieredMemory:
         extractor: Fact extractor. Default: the chat model given as ``model=``
             (a :class:`~langchain_tiered_memory.write.model_extractor.ModelExtractor`,
             batched in the background) when it can give structured output, else
-            the rules. ``"rules"``: the rule-based extractor; a chat model or model
-            spec: a ``ModelExtractor`` on it; or any :class:`Extractor`.
+            the offline default, ``"rules+links"`` (the rules, with an update no rule
+            reads linked by meaning to the fact it replaces; see
+            :func:`~langchain_tiered_memory.write.writer.default_extractor`).
+            ``"rules"``: the plain rule-based extractor (loads no embedder);
+            ``"learned"``: the learned extractor; a chat model or model spec: a
+            ``ModelExtractor`` on it; or any :class:`Extractor`.
         extract_every: Turns per model extraction call (a compression or
             :meth:`flush_extraction` extracts what is pending at once).
         gate: When to recall: ``"auto"``, ``"rules"``, ``"learned"``, ``"always"``,

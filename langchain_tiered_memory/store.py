@@ -271,8 +271,8 @@ class MemoryStore:
             on_event: Called with every compression event.
             extractor: Fact extractor, as :class:`TieredMemory` takes it: by
                 default the chat model given as ``model=`` (a ``ModelExtractor``,
-                batched off the add) when it gives structured output, else the
-                rules; ``"rules"`` or ``"learned"``; a chat model, model string or
+                batched off the add) when it gives structured output, else
+                ``"rules+links"``; ``"rules"`` or ``"learned"``; a chat model, model string or
                 ``ModelExtractor``; or any ``Extractor``.
             extract_every: Turns per LLM extraction call.
             gate: When to recall: ``"auto"`` (the learned gate when this store's

@@ -9,6 +9,7 @@ from langchain_core.embeddings import DeterministicFakeEmbedding
 from typer.testing import CliRunner
 
 from langchain_tiered_memory.cli.app import app
+from langchain_tiered_memory.write.extraction import RuleBasedExtractor
 from tiered_memory_bench.facts import (
     METRICS,
     FactItem,
@@ -135,9 +136,18 @@ def test_stale_and_false_facts_are_counted(tmp_path: Path) -> None:
         embeddings=DeterministicFakeEmbedding(size=32),
         context_window=2048,
         filler_turns=30,
+        extractor_factory=RuleBasedExtractor,  # the plain rules: no rule reads "ended up in"
     )
     assert result["stale_as_current"] == 1.0 and result["false_facts"] == 1.0
     assert {m["id"] for m in result["misses"]} == {"s", "f"}
+    # the default, the rules with links, links the move to the old city by meaning
+    linked = run_facts_bench(
+        items[:1],
+        embeddings=DeterministicFakeEmbedding(size=32),
+        context_window=2048,
+        filler_turns=30,
+    )
+    assert linked["stale_as_current"] == 0.0, linked["misses"]
 
 
 def test_bad_files_are_refused(tmp_path: Path) -> None:
@@ -344,3 +354,16 @@ def test_blind_r6_file_loads_with_the_counts_the_readme_gives() -> None:
     for item in items:  # the filler leaves turns to use for every item
         pool = filler[item.lang]
         assert any(not any(c in f"{q} {a}".lower() for c in item.checks()) for q, a in pool)
+
+
+def test_each_offline_extractor_value_builds_its_extractor() -> None:
+    """``--extractor`` of the facts bench: each offline value builds its extractor, with no
+    model resolved (the learned models load lazily, on the first extraction)."""
+    from langchain_tiered_memory.write.learned import LearnedExtractor, LinkedRulesExtractor
+    from tiered_memory_bench.cli import OFFLINE_EXTRACTORS, _model_extractor_factory
+
+    built = {value: _model_extractor_factory(value)() for value in OFFLINE_EXTRACTORS}
+    assert type(built["rules"]) is RuleBasedExtractor  # the plain rules, no links
+    assert type(built["rules+links"]) is LinkedRulesExtractor
+    assert type(built["learned"]) is LearnedExtractor and not built["learned"].own_words
+    assert built["learned+own-words"].own_words

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable
+from functools import partial
 from pathlib import Path
 from typing import Annotated, Any, Literal, cast
 
@@ -126,18 +127,28 @@ def _summarizer_factory(summarizer: str) -> Any:
     return lambda counter: LLMSummarizer(chat, counter=counter)
 
 
+#: ``--extractor`` values that call no model: the library's offline extractors, and the
+#: learned one with its ``own_words`` option (issue 31, round 6).
+OFFLINE_EXTRACTORS = ("rules+links", "rules", "learned", "learned+own-words")
+
+
 def _extractor_factory(extractor: str) -> Any:
-    """``None`` for 'rules', else a factory; the model is resolved (checked) now.
+    """A factory of the fact extractor ``--extractor`` names; the model is resolved
+    (checked) now. 'rules' is the plain rules (no embedder), 'rules+links' the
+    library's offline default.
 
     A model runs the per-turn ``LLMExtractor`` (the tokens and qa benches).
     """
-    if extractor.strip().lower() == "rules":
-        return None
-    if extractor.strip().lower() == "learned":
+    wanted = extractor.strip().lower()
+    if wanted == "rules":
+        from langchain_tiered_memory.write.extraction import RuleBasedExtractor
+
+        return RuleBasedExtractor
+    if wanted in ("learned", "learned+own-words"):
         from langchain_tiered_memory.write.learned import LearnedExtractor
 
-        return LearnedExtractor
-    if extractor.strip().lower() == "rules+links":
+        return partial(LearnedExtractor, own_words=wanted == "learned+own-words")
+    if wanted == "rules+links":
         from langchain_tiered_memory.write.learned import LinkedRulesExtractor
 
         return LinkedRulesExtractor
@@ -156,7 +167,7 @@ def _model_extractor_factory(extractor: str) -> Any:
     Raises:
         ValueError: for a model that gives no structured output (the echo model).
     """
-    if extractor.strip().lower() in ("rules", "learned", "rules+links"):
+    if extractor.strip().lower() in OFFLINE_EXTRACTORS:
         return _extractor_factory(extractor)
     from langchain_tiered_memory.models import require_chat_model
     from langchain_tiered_memory.write.model_extractor import model_extractor_for
@@ -185,8 +196,8 @@ EmbedCache = Annotated[
 Extractor = Annotated[
     str,
     typer.Option(
-        help="'rules' (no LLM), 'learned' or 'rules+links' (offline, issue 31), "
-        "or an init_chat_model string."
+        help="'rules+links' (the library's offline default), 'rules' (the plain rules), "
+        "'learned' or 'learned+own-words' (no LLM, issue 31), or an init_chat_model string."
     ),
 ]
 Summarizer = Annotated[
@@ -636,7 +647,7 @@ def bench_facts(
         int, typer.Option(help="Generic filler turns after the turns (and between an update's).")
     ] = 60,
     embedder: OfflineEmbedder = None,
-    extractor: Extractor = "rules",
+    extractor: Extractor = "rules+links",
     gate: GateChoice = "auto",
     limit: Annotated[
         int | None, typer.Option(help="Only the first N items (a slow model on a subset).")

@@ -403,7 +403,8 @@ def run_facts_bench(
         model: Model whose tokenizer counts the budget.
         filler_turns: Filler turns after the turns (and between an update's turns).
         filler: Filler by language (default: :func:`load_filler`).
-        extractor_factory: Builds the fact extractor per item (default: rule-based);
+        extractor_factory: Builds the fact extractor per item (default: the memory's,
+            ``"rules+links"``);
             a :class:`ModelExtractor` runs the production model path (its counters
             give ``extraction``'s cost).
         gate: The memory's recall gate: ``"auto"`` (the rules) or ``"learned"``.

@@ -175,8 +175,10 @@ ExtractorOption = Annotated[
     typer.Option(
         "--extractor",
         help="Who writes the facts: 'model' (the chat model, batched off the turn, when it "
-        "gives structured output; else the rules), 'auto' (the same, but the rules for the "
-        "tiny 'local' model), 'rules', 'learned' or 'rules+links' (offline, no model call).",
+        "gives structured output; else 'rules+links'), 'auto' (the same, but 'rules+links' "
+        "for the tiny 'local' model), or an offline extractor, no model call: 'rules+links' "
+        "(the rules, with updates linked by meaning; the offline default), 'rules' or "
+        "'learned'.",
     ),
 ]
 StoreUrl = Annotated[

@@ -102,9 +102,12 @@ class ChatSession:
             every = self.memory.extract_every
             return f"the model ({type(extractor.model).__name__}, every {every} turns)"
         kind = type(self.memory.writer.extractor).__name__
-        return {"RuleBasedExtractor": "the rules", "LearnedExtractor": "the learned extractor"}.get(
-            kind, kind
-        )
+        names = {
+            "LinkedRulesExtractor": "the rules+links",
+            "RuleBasedExtractor": "the rules",
+            "LearnedExtractor": "the learned extractor",
+        }
+        return names.get(kind, kind)
 
     def close(self, timeout: float | None = 120.0) -> bool:
         """Extract what is still pending (the model's batch), waiting at most ``timeout``

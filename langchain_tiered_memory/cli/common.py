@@ -107,7 +107,7 @@ def require_module(module: str, option: str, extra: str) -> None:
 
 
 #: What ``--extractor`` of ``chat`` takes.
-EXTRACTOR_CHOICES = ("auto", "model", "rules", "learned", "rules+links")
+EXTRACTOR_CHOICES = ("auto", "model", "rules+links", "rules", "learned")
 
 
 def extractor_choice(choice: str) -> str:
@@ -135,29 +135,31 @@ def extractor_for_model(choice: str, model: Any, spec: str = "") -> Any:
     ``"model"``: the model extractor on ``model`` (a
     :class:`~langchain_tiered_memory.write.model_extractor.ModelExtractor`, batched
     off the add) when it is a chat model that gives structured output, else the
-    rules (``model`` ``None``, or the echo model, which only repeats its prompt).
-    ``"auto"``: the same, except for the offline SmolLM2 (``--model local``): at
-    135M parameters it writes no fact the rules would not (benchmarks/README.md,
-    "facts"), so the rules write. ``"rules"``, ``"learned"`` and ``"rules+links"``:
-    those offline extractors, whatever the model.
+    offline default, ``"rules+links"`` (``model`` ``None``, or the echo model, which
+    only repeats its prompt). ``"auto"``: the same, except for the offline SmolLM2
+    (``--model local``): at 135M parameters it writes no fact the rules would not
+    (benchmarks/README.md, "facts"), so the offline default writes.
+    ``"rules+links"``, ``"rules"`` and ``"learned"``: those offline extractors,
+    whatever the model.
 
     Raises:
         typer.BadParameter: for another choice.
 
     Example:
-        >>> extractor_for_model("auto", None), extractor_for_model("learned", None)
-        ('rules', 'learned')
+        >>> extractor_for_model("auto", None), extractor_for_model("rules", None)
+        ('rules+links', 'rules')
     """
     from langchain_tiered_memory.models import LOCAL
+    from langchain_tiered_memory.write.extraction import OFFLINE_EXTRACTORS
 
     wanted = extractor_choice(choice)
-    if wanted in ("rules", "learned", "rules+links"):
+    if wanted in OFFLINE_EXTRACTORS:
         return wanted
     if wanted == "auto" and spec.strip().lower() == LOCAL:
-        return "rules"
+        return "rules+links"
     from langchain_tiered_memory.write.model_extractor import model_extractor_for
 
-    return (model_extractor_for(model) if model is not None else None) or "rules"
+    return (model_extractor_for(model) if model is not None else None) or "rules+links"
 
 
 def memory_location(data_dir: Path, store: str | None) -> str | Path:

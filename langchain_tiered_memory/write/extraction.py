@@ -45,6 +45,7 @@ from langchain_tiered_memory.write.rules import find_facts, readable_prefix
 logger = logging.getLogger(__name__)
 
 __all__ = [
+    "OFFLINE_EXTRACTORS",
     "Candidate",
     "ExtractedFact",
     "ForgetRequest",
@@ -53,6 +54,10 @@ __all__ = [
     "detect_forget",
 ]
 
+
+#: The names ``extractor=`` takes for the extractors that call no model: the rules with
+#: links (the offline default), the plain rules, and the learned extractor.
+OFFLINE_EXTRACTORS = ("rules+links", "rules", "learned")
 
 #: The extractors' former name for :class:`~langchain_tiered_memory.write.candidate.Candidate`
 #: (deprecated: use ``Candidate``; every field it had, it still has).

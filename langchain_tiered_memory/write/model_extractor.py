@@ -61,6 +61,7 @@ from langchain_tiered_memory.text import strip_quoted
 from langchain_tiered_memory.values.facts import CoreFact, FactCategory
 from langchain_tiered_memory.values.turns import Turn, message_text
 from langchain_tiered_memory.write.attributes import AttributeSchema
+from langchain_tiered_memory.write.extraction import OFFLINE_EXTRACTORS
 from langchain_tiered_memory.write.fact_time import clause_time
 from langchain_tiered_memory.write.forget import detect_forget
 from langchain_tiered_memory.write.importance import rate_importance
@@ -534,7 +535,8 @@ def model_extractor_for(spec: Any, model: Any = None) -> ModelExtractor | None:
     ``None`` for the rules (or another :class:`~langchain_tiered_memory.write.writer.Extractor`).
 
     * a :class:`ModelExtractor`: it;
-    * ``"rules"``, ``"learned"``, or an object with ``extract``: ``None``;
+    * an offline extractor's name (``"rules+links"``, ``"rules"``, ``"learned"``), or
+      an object with ``extract``: ``None``;
     * a chat model or a model spec (``"openai:gpt-4o-mini"``, ``"local"``): a
       ``ModelExtractor`` on it;
     * ``None`` (the default): a ``ModelExtractor`` on ``model`` when it is a chat model.
@@ -543,7 +545,7 @@ def model_extractor_for(spec: Any, model: Any = None) -> ModelExtractor | None:
     models) gets the rules, with a log line saying so.
 
     Example:
-        >>> model_extractor_for("rules") is None, model_extractor_for(None, "gpt-4o-mini") is None
+        >>> model_extractor_for("rules+links") is None, model_extractor_for(None, "gpt-4o") is None
         (True, True)
     """
     if isinstance(spec, ModelExtractor):
@@ -552,7 +554,7 @@ def model_extractor_for(spec: Any, model: Any = None) -> ModelExtractor | None:
         if not isinstance(model, BaseChatModel):
             return None
         spec = model
-    elif isinstance(spec, str) and spec.strip().lower() in ("rules", "learned"):
+    elif isinstance(spec, str) and spec.strip().lower() in OFFLINE_EXTRACTORS:
         return None  # the offline extractors
     elif not isinstance(spec, str | BaseChatModel):
         return None  # an Extractor object (or a wrong value, which extractor_from refuses)

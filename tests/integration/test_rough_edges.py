@@ -218,6 +218,9 @@ def test_ctrl_c_during_a_bench_writes_what_finished(tmp_path: Path) -> None:
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
+        # a suite started in the background (``cmd &``) inherits SIGINT ignored, and so
+        # would the bench: give it the default handler a terminal's Ctrl-C meets
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
     )
     deadline = time.monotonic() + 180
     assert proc.stderr is not None

@@ -1,7 +1,8 @@
 """``tiered-memory chat --model X`` writes facts with the model extractor (the production
-path, batched off the turn), ``--extractor rules`` and ``learned`` opt out, and the echo or
-no model keeps the rules (issue 30, item 2). The chat model is scripted: a fake chat model
-whose structured output (the extractor's answer) follows a list."""
+path, batched off the turn), ``--extractor rules+links``, ``rules`` and ``learned`` opt
+out, and the echo or no model keeps the offline default, the rules with links (issues 30
+and 31). The chat model is scripted: a fake chat model whose structured output (the
+extractor's answer) follows a list."""
 
 from __future__ import annotations
 
@@ -57,8 +58,11 @@ def test_chat_with_a_model_writes_facts_with_the_model(
     assert LEFT_HANDED in str(model.prompts[0][-1].content)  # the user's words, as said
 
 
-@pytest.mark.parametrize(("choice", "name"), [("rules", "the rules"), ("learned", "the learned")])
-def test_extractor_rules_or_learned_opts_out_of_the_model(
+@pytest.mark.parametrize(
+    ("choice", "name"),
+    [("rules+links", "the rules+links -"), ("rules", "the rules -"), ("learned", "the learned")],
+)
+def test_an_offline_extractor_opts_out_of_the_model(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, choice: str, name: str
 ) -> None:
     model = ScriptedExtractionModel(script=[[LEFT]])
@@ -84,7 +88,7 @@ def test_the_default_local_model_answers_and_the_rules_write(
         tmp_path, monkeypatch, model, "--model", "local", lines=f"{PEANUTS}\n/core\n/quit\n"
     )
     assert result.exit_code == 0, result.output
-    assert "facts written by the rules" in result.said and model.calls == 0
+    assert "facts written by the rules+links -" in result.said and model.calls == 0
     assert "allergic to peanuts" in result.said
     (tmp_path / "forced").mkdir()
     forced = chat(
@@ -95,10 +99,12 @@ def test_the_default_local_model_answers_and_the_rules_write(
     assert "handedness: is left-handed" in forced.said
 
 
-def test_the_echo_model_keeps_the_rules(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_the_echo_model_keeps_the_offline_default(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     result = chat(tmp_path, monkeypatch, EchoChatModel(), lines=f"{PEANUTS}\n/core\n/quit\n")
     assert result.exit_code == 0, result.output
-    assert "facts written by the rules" in result.said
+    assert "facts written by the rules+links -" in result.said
     assert "allergy:peanuts: allergic to peanuts" in result.said
 
 
@@ -113,7 +119,7 @@ def test_a_bad_extractor_is_refused_before_the_model_is_loaded(
         app, ["chat", "--data-dir", str(tmp_path / "mem"), "--extractor", "llm"], input="/quit\n"
     )
     assert result.exit_code == USER_ERROR_EXIT
-    assert "use one of auto, model, rules, learned, rules+links, got 'llm'" in " ".join(
+    assert "use one of auto, model, rules+links, rules, learned, got 'llm'" in " ".join(
         result.output.split()
     )
     assert not (tmp_path / "mem").exists()  # nothing was opened
@@ -124,10 +130,13 @@ def test_extractor_for_model() -> None:
     for choice in ("auto", "model"):
         chosen = extractor_for_model(choice, scripted, "openai:gpt-4o-mini")
         assert isinstance(chosen, ModelExtractor) and chosen.model is scripted
-    # the tiny offline model writes no fact (benchmarks/README.md): auto keeps the rules
-    assert extractor_for_model("auto", scripted, "local") == "rules"
+    # the tiny offline model writes no fact (benchmarks/README.md): auto keeps the offline
+    # default
+    assert extractor_for_model("auto", scripted, "local") == "rules+links"
     assert isinstance(extractor_for_model("model", scripted, "local"), ModelExtractor)
-    assert extractor_for_model("auto", EchoChatModel()) == "rules"
-    assert extractor_for_model("auto", None) == "rules"
+    assert extractor_for_model("auto", EchoChatModel()) == "rules+links"
+    assert extractor_for_model("auto", None) == "rules+links"
+    assert extractor_for_model("model", None) == "rules+links"
+    assert extractor_for_model("rules+links", scripted) == "rules+links"
     assert extractor_for_model("Rules", scripted) == "rules"
     assert extractor_for_model("learned", scripted) == "learned"

