@@ -154,14 +154,10 @@ class TieredMemory:
             :attr:`private_store`).
         user_id: Whose memory (every read and write is filtered by it).
         thread_id: Which conversation.
-        extractor: Fact extractor. Default: the chat model given as ``model=``
-            (a :class:`~langchain_tiered_memory.write.model_extractor.ModelExtractor`,
-            batched in the background) when it can give structured output, else
-            the offline default, ``"rules+links"`` (the rules, with an update no rule
-            reads linked by meaning to the fact it replaces; see
-            :func:`~langchain_tiered_memory.write.writer.default_extractor`).
-            ``"rules"``: the plain rule-based extractor (loads no embedder);
-            ``"learned"``: the learned extractor; a chat model or model spec: a
+        extractor: Fact extractor. Default: a ``ModelExtractor`` on ``model=`` (batched in
+            the background) when it gives structured output, else the offline default,
+            ``"rules+links"`` (:func:`.write.writer.default_extractor`). ``"rules"``: the
+            plain rules (no embedder); ``"learned"``; a chat model or model spec: a
             ``ModelExtractor`` on it; or any :class:`Extractor`.
         extract_every: Turns per model extraction call (a compression or
             :meth:`flush_extraction` extracts what is pending at once).

@@ -123,6 +123,17 @@ def pair_cues(current: str, later: str) -> list[float]:
     ]
 
 
+def says_change(text: str) -> bool:
+    """Whether ``text`` says something changed or ended (a change or ending word).
+
+    Example:
+        >>> says_change("Airline moved me to the 5th"), says_change("My dentist is tomorrow")
+        (True, False)
+    """
+    lowered = text.lower()
+    return bool(_CHANGE.search(lowered) or _ENDING.search(lowered))
+
+
 def is_ending(text: str) -> bool:
     """Whether ``text`` only says something ended ("Cancelled PureGym", "健身卡到期了"):
     an ending word, and no change word or number that would make it a new value

@@ -21,7 +21,10 @@ linker against the user's current facts
 
 With ``link_rule_facts`` (on by default) the rules' own facts are linked too,
 so a fact filed under another subject than the one it replaces
-(``plan:airline`` after ``plan:flight``) supersedes it. Every write goes
+(``plan:airline`` after ``plan:flight``, "Airline moved me to the 5th") supersedes
+it - when it says something changed (:func:`.cues.says_change`) and the link is
+sure: the rules know what their fact is about, so a plain new fact ("My dentist
+appointment is tomorrow") or an unsure link moves nothing out. Every write goes
 through the writer's staging, so a batch commits as one.
 
 Example:
@@ -42,6 +45,7 @@ from langchain_tiered_memory.write.extraction import RuleBasedExtractor
 from langchain_tiered_memory.write.fact_time import fact_time
 from langchain_tiered_memory.write.importance import rate_importance
 from langchain_tiered_memory.write.learned.clauses import clean_clause, is_request
+from langchain_tiered_memory.write.learned.cues import says_change
 from langchain_tiered_memory.write.learned.extractor import LearnedExtractor, clause_subject
 from langchain_tiered_memory.write.learned.models import LearnedModels
 from langchain_tiered_memory.write.rules import find_facts, find_statements
@@ -150,7 +154,14 @@ class LinkedRulesExtractor(LearnedExtractor):
             # is kept as the rules keep it, never linked
             if not self.link_rule_facts or _asks(fact.content):
                 return fact, []
-            return super().supersedes(fact, current)
+            # the rules know what their fact is about: it replaces a fact under another
+            # subject only when it says something changed, and only on a sure link ("My
+            # dentist appointment is tomorrow" linked to a flight booked for tomorrow at
+            # p 0.93, and hid it)
+            if not says_change(fact.content):
+                return fact, []
+            linked, earlier = super().supersedes(fact, current)
+            return (linked, earlier) if linked is not fact else (fact, [])
         linked, earlier = super().supersedes(fact, current)
         if linked is not fact:  # a sure link: filed under the fact it replaces, or ending it
             return linked, earlier
