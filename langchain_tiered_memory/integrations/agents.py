@@ -151,7 +151,7 @@ class TieredMemoryMiddleware(AgentMiddleware[TieredMemoryState, Any, Any]):
     ``extractor=`` among the memory options (``"rules"`` to opt out) - or
     among a :class:`MemoryResolver` source's - is what runs instead, and so is
     whatever a callable source's memories run. A model without structured
-    output (LangChain's fake models, the echo model) leaves the rules running,
+    output (LangChain's fake models, the echo model) leaves the offline default running,
     with a log line.
     A memory keeps the first such model it met (see
     :class:`~langchain_tiered_memory.integrations.app_model.AppModelExtractor`).
@@ -310,7 +310,7 @@ def create_pre_model_hook(
             (its window and token counter, where it can tell them and no other
             sizing option is given). ``extractor=`` among the memory options
             (``"rules"`` to opt out) is what runs instead; without a model, or
-            with one without structured output, the rules run. With a
+            with one without structured output, the offline default runs. With a
             :class:`MemoryResolver` source the model only extracts, for the
             memories whose options chose no extractor. A model name
             (``"gpt-4o-mini"``) sizes the memory only, as the memory option

@@ -13,7 +13,7 @@ whose memories it does not open itself, hands it to each memory with
 :class:`AppModelExtractor`. Either
 way, ``extractor=`` among the memory options (``"rules"``, ``"learned"``, a
 model, an ``Extractor``) is what runs, and a model without structured output
-(the echo model, LangChain's fake models) leaves the rules running, with a
+(the echo model, LangChain's fake models) leaves the offline default running, with a
 log line.
 
 Example:

@@ -448,9 +448,9 @@ def build_memory_graph(
             background - a run never waits for it) when it can give structured
             output; ``extractor="rules"`` among the memory options opts out,
             and a model without structured output (``"echo"``, LangChain's
-            fake models) leaves the rules running. A model chosen per run
+            fake models) leaves the offline default running. A model chosen per run
             (``None`` here) answers only: the memory of a thread outlives a
-            run, so facts are then written by the rules (or by
+            run, so facts are then written by the offline default (or by
             ``extractor=`` among the memory options).
         store: A :class:`~langchain_tiered_memory.store.MemoryStore`, a
             :class:`MemoryResolver`, or ``None`` for one at ``$TIERED_MEMORY_HOME``

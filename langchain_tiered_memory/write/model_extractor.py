@@ -542,7 +542,7 @@ def model_extractor_for(spec: Any, model: Any = None) -> ModelExtractor | None:
     * ``None`` (the default): a ``ModelExtractor`` on ``model`` when it is a chat model.
 
     A model that cannot give structured output (the echo model, LangChain's fake
-    models) gets the rules, with a log line saying so.
+    models) gets the offline default (``None``), with a log line saying so.
 
     Example:
         >>> model_extractor_for("rules+links") is None, model_extractor_for(None, "gpt-4o") is None
@@ -562,7 +562,7 @@ def model_extractor_for(spec: Any, model: Any = None) -> ModelExtractor | None:
     echo = getattr(extractor.model, "_llm_type", None) == ECHO  # answers with its prompt
     if echo or not extractor.supports_structured_output():
         logger.info(
-            "%s gives no structured output: the fact rules run instead",
+            "%s gives no structured output: the offline extractor runs instead",
             type(extractor.model).__name__,
         )
         return None

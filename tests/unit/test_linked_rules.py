@@ -117,6 +117,19 @@ def test_a_rule_fact_that_says_no_change_moves_nothing_out() -> None:
     assert {"plan:flight", "plan:dentist"} <= subjects, subjects
 
 
+def test_a_rule_fact_from_a_message_that_says_a_change_is_linked() -> None:
+    """The rule's content need not keep the change word: "Actually I prefer Rebecca now"
+    is read as ``prefers Rebecca``, and still replaces the name it changes."""
+    writer, links = _writer({"Rebecca": 0.95})
+    _say(
+        writer,
+        "Call me Becky, by the way.",
+        "Actually I prefer Rebecca now, Becky feels a bit young.",
+    )
+    assert links.asked and "now" not in links.asked[0]
+    assert not any(f.content.endswith("Becky") for f in writer.core.active())
+
+
 def test_the_links_are_staged_with_the_batch_and_nothing_written_before_the_commit() -> None:
     store = InProcessFacts()
     core = CoreMemory(store=store, user_id="ana")

@@ -22,8 +22,8 @@ linker against the user's current facts
 With ``link_rule_facts`` (on by default) the rules' own facts are linked too,
 so a fact filed under another subject than the one it replaces
 (``plan:airline`` after ``plan:flight``, "Airline moved me to the 5th") supersedes
-it - when it says something changed (:func:`.cues.says_change`) and the link is
-sure: the rules know what their fact is about, so a plain new fact ("My dentist
+it - when its message says something changed (:func:`.cues.says_change`) and the
+link is sure: the rules know what their fact is about, so a plain new fact ("My dentist
 appointment is tomorrow") or an unsure link moves nothing out. Every write goes
 through the writer's staging, so a batch commits as one.
 
@@ -97,6 +97,9 @@ class LinkedRulesExtractor(LearnedExtractor):
             margin=margin,
         )
         self.link_rule_facts = link_rule_facts
+        # (turn, content) of the rules' facts read from a message that says a change:
+        # a rule's content may not ("Actually I prefer Rebecca now" -> "prefers Rebecca")
+        self._said_change: set[tuple[int | None, str]] = set()
 
     def extract_text(
         self,
@@ -112,6 +115,10 @@ class LinkedRulesExtractor(LearnedExtractor):
         facts = RuleBasedExtractor.extract_text(
             self, text, source_turn=source_turn, previous=previous, said_at=said_at
         )
+        if facts and says_change(text):
+            if len(self._said_change) > 4096:  # facts never offered for a link
+                self._said_change.clear()
+            self._said_change.update((f.source_turn, f.content) for f in facts)
         for statement in find_statements(text):
             clause = clean_clause(statement)
             words = len(clause.split()) if clause.isascii() else len(clause)
@@ -158,7 +165,10 @@ class LinkedRulesExtractor(LearnedExtractor):
             # subject only when it says something changed, and only on a sure link ("My
             # dentist appointment is tomorrow" linked to a flight booked for tomorrow at
             # p 0.93, and hid it)
-            if not says_change(fact.content):
+            key = (fact.source_turn, fact.content)
+            changed = key in self._said_change or says_change(fact.content)
+            self._said_change.discard(key)
+            if not changed:
                 return fact, []
             linked, earlier = super().supersedes(fact, current)
             return (linked, earlier) if linked is not fact else (fact, [])
