@@ -367,3 +367,38 @@ def test_each_offline_extractor_value_builds_its_extractor() -> None:
     assert type(built["rules+links"]) is LinkedRulesExtractor
     assert type(built["learned"]) is LearnedExtractor and not built["learned"].own_words
     assert built["learned+own-words"].own_words
+
+
+def test_blind_r7_file_loads_with_the_counts_the_readme_gives() -> None:
+    """The round-7 blind file loads and has the kinds and languages benchmarks/README.md states.
+
+    Only its shape is checked here (no extractor runs on it): it stays unrun until the lead's run.
+    """
+    from collections import Counter
+
+    path = Path(__file__).parents[1] / "tiered_memory_bench" / "data" / "facts_blind_r7.json"
+    items = load_facts(path)
+    assert len(items) == 170
+    assert len({item.id for item in items}) == 170
+    assert Counter(item.kind for item in items) == {"fact": 60, "update": 45, "non_fact": 65}
+    assert Counter(item.lang for item in items) == {"en": 100, "zh": 70}
+    assert Counter((item.kind, item.lang) for item in items) == {
+        ("fact", "en"): 35,
+        ("update", "en"): 27,
+        ("non_fact", "en"): 38,
+        ("fact", "zh"): 25,
+        ("update", "zh"): 18,
+        ("non_fact", "zh"): 27,
+    }
+    for item in items:
+        said = " ".join(user for user, _ in item.turns).lower()
+        # every update names the old value, every non-fact what must not be stored
+        assert item.stale if item.kind == "update" else True, item.id
+        assert item.forbid if item.kind == "non_fact" else True, item.id
+        # every check string was said in the turns; the question carries none of them
+        assert all(s.lower() in said for s in item.checks()), item.id
+        assert not any(s in item.question.lower() for s in item.checks()), item.id
+    filler = load_filler()
+    for item in items:  # the filler leaves turns to use for every item
+        pool = filler[item.lang]
+        assert any(not any(c in f"{q} {a}".lower() for c in item.checks()) for q, a in pool)
