@@ -22,9 +22,9 @@ linker against the user's current facts
 With ``link_rule_facts`` (on by default) the rules' own facts are linked too,
 so a fact filed under another subject than the one it replaces
 (``plan:airline`` after ``plan:flight``, "Airline moved me to the 5th") supersedes
-it - when its message says something changed (:func:`.cues.says_change`) and the
-link is sure: the rules know what their fact is about, so a plain new fact ("My dentist
-appointment is tomorrow") or an unsure link moves nothing out. Every write goes
+it - when its message says something changed (:func:`.cues.says_change`): the
+rules know what their fact is about, so a plain new fact ("My dentist appointment
+is tomorrow") is never linked. Every write goes
 through the writer's staging, so a batch commits as one.
 
 Example:
@@ -161,17 +161,16 @@ class LinkedRulesExtractor(LearnedExtractor):
             # is kept as the rules keep it, never linked
             if not self.link_rule_facts or _asks(fact.content):
                 return fact, []
-            # the rules know what their fact is about: it replaces a fact under another
-            # subject only when it says something changed, and only on a sure link ("My
-            # dentist appointment is tomorrow" linked to a flight booked for tomorrow at
-            # p 0.93, and hid it)
+            # the rules know what their fact is about: it is linked to a fact under
+            # another subject only when its message says something changed ("My dentist
+            # appointment is tomorrow" linked to a flight booked for tomorrow at p 0.93,
+            # and hid it)
             key = (fact.source_turn, fact.content)
             changed = key in self._said_change or says_change(fact.content)
             self._said_change.discard(key)
             if not changed:
                 return fact, []
-            linked, earlier = super().supersedes(fact, current)
-            return (linked, earlier) if linked is not fact else (fact, [])
+            return super().supersedes(fact, current)
         linked, earlier = super().supersedes(fact, current)
         if linked is not fact:  # a sure link: filed under the fact it replaces, or ending it
             return linked, earlier
