@@ -275,7 +275,7 @@ class TieredMemory:
         core = CoreMemory(store=self.backend, user_id=self.user_id, thread_id=self.thread_id)
         self.writer = MemoryWriter(
             core,
-            extractor=None if by_model else extractor_from(extractor),
+            extractor=extractor_from(None if by_model else extractor),
             batch_turns=extract_every,
             attributes=attributes,
         )
@@ -671,20 +671,20 @@ class TieredMemory:
 
     def use_model_extractor(self, extractor: ModelExtractor | None) -> bool:
         """Let ``extractor`` write this view's facts from now on, in batches off the add's
-        thread (``None``: the writer's extractor - the rules - in each add).
+        thread (``None``: the writer's extractor - the offline one - in each add).
 
         For an integration that learns the application's chat model after the memory
         was opened (the ``create_agent`` middleware). Turns already extracted stay as
         they are; pending ones go to the new extractor. An extractor whose
         instructions alone do not fit the memory's input budget is not taken (the
-        rules keep running, with a log line).
+        offline extractor keeps running, with a log line).
 
         Returns:
             Whether ``extractor`` now extracts (always True for ``None``).
         """
         if extractor is not None and extractor.overhead(self.counter) >= self.budget.input_budget:
             logger.info(
-                "the extraction prompt of %s does not fit %d input tokens: the fact rules run",
+                "the extraction prompt of %s does not fit %d input tokens: no model extraction",
                 type(extractor.model).__name__,
                 self.budget.input_budget,
             )

@@ -181,7 +181,8 @@ def test_the_graph_runs_the_rules_when_opted_out_or_the_model_cannot(
     if isinstance(model, ScriptedModel):
         assert model.calls == 0
     else:
-        assert f"{type(model).__name__} gives no structured output: the fact rules" in caplog.text
+        said = f"{type(model).__name__} gives no structured output: the offline extractor"
+        assert said in caplog.text
 
 
 def test_the_graph_hands_its_model_to_a_resolvers_memories(store: MemoryStore) -> None:

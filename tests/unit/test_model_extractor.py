@@ -453,9 +453,10 @@ def test_a_model_whose_instructions_do_not_fit_the_window_gets_the_rules(
     with caplog.at_level("INFO", logger="langchain_tiered_memory.memory"):
         memory = store.memory("ana", "t1", context_window=1024, extractor=model)
     assert memory.model_extractor is None
-    assert "does not fit 869 input tokens: the fact rules run" in caplog.text
+    assert "does not fit 869 input tokens: no model extraction" in caplog.text
     memory.add_messages(exchange("I'm allergic to peanuts."))
     assert memory.core.get("allergy:peanuts") is not None  # the rules ran in the add
+    assert type(memory.writer.extractor).__name__ == "LinkedRulesExtractor"  # the default
     assert model.calls == 0
 
 
