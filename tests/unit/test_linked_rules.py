@@ -171,3 +171,19 @@ def test_the_default_memory_links_an_update_no_rule_reads_and_rules_opts_out() -
     assert not any("Panda" in fact for fact in linked), linked
     assert any("Panda" in fact for fact in current_cars(extractor="rules"))
     assert isinstance(TieredMemory().writer.extractor, LinkedRulesExtractor)
+
+
+def test_the_rest_of_a_request_is_never_offered_to_the_linker() -> None:
+    """r7 b7-045: "帮我写个请假条，说明一下我的工作情况" - the second clause says what to
+    write, and it had replaced the user's job."""
+    writer, links = _writer({"工作": 1.0, "交流会": 1.0, "Leeds": 1.0})
+    _say(
+        writer,
+        "我在医院透析室当护士，三班倒",
+        "帮我写个请假条，说明一下我的工作情况",
+        "帮我写个简短的自我介绍，行业交流会上用",
+    )
+    assert links.asked == []
+    assert any("透析室" in f.content for f in writer.core.active())
+    _say(writer, "帮我写个请假条。我们搬到Leeds了")  # a new sentence is the user's again
+    assert len(links.asked) == 1 and "Leeds" in links.asked[0], links.asked

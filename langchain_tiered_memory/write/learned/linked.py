@@ -61,6 +61,38 @@ def _asks(text: str) -> bool:
     return is_request(text) or bool(_ASKS.search(text))
 
 
+# what ends a sentence: a request's next clause before one is still the request
+_SENTENCE_END = re.compile(r"[.!?。！？\n]")
+
+
+def _not_asked(text: str, statements: Sequence[str]) -> list[str]:
+    """``statements`` (clauses of ``text``, in order) that are not a request to the
+    assistant, nor a later clause of a sentence that opened one ("帮我写个请假条，说明一下
+    我的工作情况": the second clause is what to write, not a statement).
+
+    Example:
+        >>> said = ["我搬到南宁了", "帮我写个请假条", "说明一下情况", "猫走了"]
+        >>> _not_asked("我搬到南宁了，帮我写个请假条，说明一下情况。猫走了", said)
+        ['我搬到南宁了', '猫走了']
+    """
+    kept: list[str] = []
+    asking_from: int | None = None  # where the request being made ends, if one is
+    pos = 0
+    for statement in statements:
+        at = text.find(statement, pos)
+        start = at if at >= 0 else pos
+        pos = start + len(statement) if at >= 0 else pos
+        if asking_from is not None and not _SENTENCE_END.search(text[asking_from:start]):
+            asking_from = pos  # the request goes on
+            continue
+        asking_from = None
+        if _asks(clean_clause(statement)):
+            asking_from = pos
+            continue
+        kept.append(statement)
+    return kept
+
+
 #: The reason of a candidate that is a statement no rule read (it is written only
 #: when linked to a current fact).
 STATEMENT = "a statement no rule read, linked by meaning"
@@ -119,12 +151,10 @@ class LinkedRulesExtractor(LearnedExtractor):
             if len(self._said_change) > 4096:  # facts never offered for a link
                 self._said_change.clear()
             self._said_change.update((f.source_turn, f.content) for f in facts)
-        for statement in find_statements(text):
+        for statement in _not_asked(text, find_statements(text)):
             clause = clean_clause(statement)
             words = len(clause.split()) if clause.isascii() else len(clause)
             if words < (2 if clause.isascii() else 4) or find_facts(clause):
-                continue
-            if _asks(clause):  # a request states nothing
                 continue
             held = fact_time(clause, said_at) if said_at is not None else None
             facts.append(
