@@ -15,7 +15,11 @@ from langchain_tiered_memory.tiers.core import CoreFact, CoreMemory
 from langchain_tiered_memory.values.turns import Turn
 from langchain_tiered_memory.write.learned import LearnedExtractor, Link
 from langchain_tiered_memory.write.learned.clauses import clean_clause, split_clauses
-from langchain_tiered_memory.write.learned.training import clause_examples, pair_examples
+from langchain_tiered_memory.write.learned.training import (
+    clause_examples,
+    ending_examples,
+    pair_examples,
+)
 from langchain_tiered_memory.write.writer import MemoryWriter, extractor_from
 
 
@@ -125,6 +129,27 @@ def test_training_data_has_both_labels_and_languages_in_both_splits() -> None:
         assert {e.label for e in pairs} == {0, 1} and {e.lang for e in pairs} == {"en", "zh"}
     train = {e.text for e in clause_examples("train")}
     assert not train & {e.text for e in clause_examples("check")}
+
+
+def test_pair_data_has_endings_in_both_splits_and_languages() -> None:
+    """Round 7 of issue 31: endings of an attribute are 1 against its fact (a
+    many-valued one too), another attribute's ending 0, and worded apart in check."""
+    for split in ("train", "check"):
+        endings = ending_examples(split)
+        assert {(e.kind, e.label) for e in endings} == {
+            ("ending", 1),
+            ("ending_unnamed", 1),
+            ("ending_other", 0),
+            ("other_ending", 0),
+        }
+        assert {e.lang for e in endings if e.label} == {"en", "zh"}
+        assert any(e.label and e.attribute == "pet" for e in endings)
+    said = {e.later for e in ending_examples("train") if e.label}
+    assert not said & {e.later for e in ending_examples("check") if e.label}
+    # the endings are drawn after the value pairs, with a generator of their own
+    pairs, endings = pair_examples("check"), ending_examples("check")
+    assert pairs[len(pairs) - len(endings) :] == endings
+    assert {e.kind for e in pairs[: len(pairs) - len(endings)]} == {"value", "value_many", "other"}
 
 
 @pytest.mark.slow

@@ -174,3 +174,71 @@ def test_the_default_memory_links_an_update_no_rule_reads_and_rules_opts_out() -
     assert not any("Panda" in fact for fact in linked), linked
     assert any("Panda" in fact for fact in current_cars(extractor="rules"))
     assert isinstance(TieredMemory().writer.extractor, LinkedRulesExtractor)
+
+
+def _current_after(*said: str, **options: object) -> list[str]:
+    """The current facts' contents after each of ``said`` is one turn of a ``TieredMemory``."""
+    from langchain_core.messages import AIMessage
+
+    from langchain_tiered_memory import TieredMemory
+
+    memory = TieredMemory(**options)  # type: ignore[arg-type]
+    for text in said:
+        memory.add_messages([HumanMessage(text), AIMessage("Noted.")])
+    return [f"{f.subject}: {f.content}" for f in memory.writer.core.active()]
+
+
+def test_the_default_memory_ends_a_partner_on_a_break_up() -> None:
+    """The real linker (e5) ties an ending to the fact it ends (round 7 of issue 31:
+    the linker learned endings; the shipped weights before gave "we broke up" p 0.12
+    against the boyfriend, and an ending statement never reached core memory)."""
+    before = _current_after("My boyfriend is called Tom.", extractor="rules")
+    assert any("Tom" in fact for fact in before), before
+    after = _current_after("My boyfriend is called Tom.", "we broke up last week, still a bit raw")
+    assert not any("Tom" in fact for fact in after), after
+
+
+def test_the_default_memory_ends_a_partner_on_a_chinese_break_up() -> None:
+    after = _current_after("我男朋友叫阿杰。", "我们分手了，心情不太好")
+    assert not any("阿杰" in fact for fact in after), after
+
+
+def test_the_default_memory_ends_a_pet_that_died() -> None:
+    after = _current_after("I have a hamster called Nibbles.", "the hamster died last night")
+    assert not any("Nibbles" in fact for fact in after), after
+
+
+def test_an_ending_ends_only_the_fact_it_is_about() -> None:
+    """The car and the job stay current when the partner ends."""
+    after = _current_after(
+        "I drive a Fiat Panda.",
+        "My boyfriend is called Tom.",
+        "I work at Deloitte.",
+        "we broke up last week, still a bit raw",
+    )
+    assert not any("Tom" in fact for fact in after), after
+    assert any("Panda" in fact for fact in after), after
+    assert any("Deloitte" in fact for fact in after), after
+
+
+def test_a_sure_link_from_an_ending_ends_the_fact() -> None:
+    """An ending statement no rule read (a possible fact, confidence 0.5) ends the
+    fact it surely links to; before round 7 it was filed as a possible fact and the
+    ended one stayed current."""
+    writer, _ = _writer({"broke up": 0.95})
+    _say(writer, "My boyfriend is called Tom.", "we broke up last week")
+    assert writer.core.active() == []
+    assert [f.status for f in writer.core.history("family:boyfriend")] == ["ended"]
+
+
+def test_an_ending_never_ends_what_the_same_message_replaces() -> None:
+    """The message's other statements are linked first: the new job supersedes the old
+    one, and the ending then finds nothing older to end (blind r2's b2-043)."""
+    writer, _ = _writer({"Handed in": 0.95, "Kestrel": 0.95})
+    _say(
+        writer,
+        "I'm a nurse.",
+        "Handed in my badge last Friday; I start on the Kestrel ward team on Monday.",
+    )
+    assert any("Kestrel" in f.content for f in writer.core.active()), writer.core.active()
+    assert not any(f.content == "nurse" for f in writer.core.active())

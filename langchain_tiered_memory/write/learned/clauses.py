@@ -32,7 +32,8 @@ _REQUEST = re.compile(
     r"plan|book|order|fill|pick|remind|show|create|check|compare|sort|let's|lets|put together|"
     r"come up with|prepare|send|organi[sz]e|arrange|schedule|set up|choose|select|name|"
     r"think of|brainstorm|outline|rewrite|edit|polish|update|look up|search|calculate|"
-    r"estimate|design|compose|generate|get me|describe|teach|quiz|rank|review)\b|"
+    r"estimate|design|compose|generate|get me|describe|teach|quiz|rank|review|build|draw up|"
+    r"map out)\b|"
     r"^(?:请|帮我|给我|麻烦|推荐|翻译|解释|我们来|帮忙)",
     re.IGNORECASE,
 )

@@ -91,13 +91,24 @@ _STOP = {
     "在",
 }
 
-# A later statement that ends something ("cancelled", "quit", "不再").
+# A later statement that ends something: general verbs and phrases of ending,
+# leaving, dying, splitting up and cancelling ("cancelled", "passed away", "分手",
+# "走了"), not one sentence at a time.
 _ENDING = re.compile(
-    r"\b(?:cancell?ed|quit|stopped|no longer|not any ?more|gave up|left|sold my|ended|broke up|"
-    r"handed in|moved out|over now)\b|不再|取消|退了|辞职|分手|卖了|到期|没续"
+    r"\b(?:cancell?(?:ed|ing)|quit(?:ting)?|stopped|stopping|had to (?:stop|give up)|"
+    r"no longer|not any ?more|no more(?! than)|gave up|given up|giving up|left|sold|ended|"
+    r"broke up|broken up|"
+    r"split(?:ting)? up|split with|separated|called it (?:off|quits)|dumped|handed in|"
+    r"moved out|over now|died|passed away|passed on|put (?:him|her|them|it|\w+) "
+    r"(?:down|to sleep)|rehomed|re-homed|gave (?:\w+ )?away|got rid of|written off|scrapped|"
+    r"resigned|retired|laid off|made redundant|dropped out|packed in|came off|"
+    r"(?:took|taken) (?:me )?off|unsubscribed|closed my|withdrew|didn'?t renew|lapsed?)\b|"
+    r"不再|取消|退了|辞职|离职|分手|分了|分开|甩了|卖了|卖掉|到期|没续|走了|去世|过世|死了|"
+    r"没了|送人|送走|停了|戒了|退订|注销|裁了|裁员|"
+    r"不(?:吃|用|去|做|干|玩|练|上|跑|养)[^，。,.!！?？]{0,6}了"
 )
 
-PAIR_CUES: tuple[str, ...] = ("change_word", "shared_words", "both_numbers")
+PAIR_CUES: tuple[str, ...] = ("change_word", "shared_words", "both_numbers", "ending_word")
 
 
 def clause_cues(text: str) -> list[float]:
@@ -111,7 +122,9 @@ def pair_cues(current: str, later: str) -> list[float]:
 
     Example:
         >>> pair_cues("home_city: lives in Leeds", "moved to York now")
-        [1.0, 0.0, 0.0]
+        [1.0, 0.0, 0.0, 0.0]
+        >>> pair_cues("pet:hamster: hamster is called Nibbles", "the hamster passed away")
+        [0.0, 0.333, 0.0, 1.0]
     """
     a = {t for t in _TOKEN.findall(current.lower()) if t not in _STOP}
     b = {t for t in _TOKEN.findall(later.lower()) if t not in _STOP}
@@ -120,6 +133,7 @@ def pair_cues(current: str, later: str) -> list[float]:
         1.0 if _CHANGE.search(later.lower()) else 0.0,
         round(shared, 3),
         1.0 if re.search(r"\d", current) and re.search(r"\d", later) else 0.0,
+        1.0 if _ENDING.search(later.lower()) else 0.0,
     ]
 
 
@@ -144,6 +158,13 @@ def is_ending(text: str) -> bool:
         (True, False)
         >>> is_ending("quit the bank, I run a cafe now")
         False
+        >>> [is_ending(t) for t in ("we broke up last week", "the hamster passed away",
+        ...     "had to stop volunteering", "we rehomed the rabbit", "came off sertraline")]
+        [True, True, True, True, True]
+        >>> [is_ending(t) for t in ("我们分手了", "猫走了", "药停了", "不去健身房了", "搬到临港了")]
+        [True, True, True, True, False]
+        >>> is_ending("gone vegan this year"), is_ending("no more than two coffees a day")
+        (False, False)
     """
     lowered = text.lower()
     return (

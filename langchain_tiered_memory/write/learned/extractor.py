@@ -267,7 +267,15 @@ class LearnedExtractor(RuleBasedExtractor):
         unsure = [link.fact for link in links if link.p >= self.unsure_threshold]
         if best.p >= self.link_threshold and best.p - runner_up >= self.margin:
             if is_ending(fact.content):
-                ended = replace(fact, subject=best.fact.subject, op="end", stated=True)
+                # as sure as a superseding link (a statement no rule read is a possible
+                # fact, confidence 0.5, which would end nothing)
+                ended = replace(
+                    fact,
+                    subject=best.fact.subject,
+                    op="end",
+                    stated=True,
+                    confidence=max(fact.confidence, 0.8),
+                )
                 return ended, unsure[1:]
             if names_old_value(best.fact.subject, best.fact.content, fact.content):
                 # its subject would keep the old value current: moved out instead

@@ -45,7 +45,7 @@ from langchain_tiered_memory.write.extraction import RuleBasedExtractor
 from langchain_tiered_memory.write.fact_time import fact_time
 from langchain_tiered_memory.write.importance import rate_importance
 from langchain_tiered_memory.write.learned.clauses import clean_clause, is_request
-from langchain_tiered_memory.write.learned.cues import says_change
+from langchain_tiered_memory.write.learned.cues import is_ending, says_change
 from langchain_tiered_memory.write.learned.extractor import LearnedExtractor, clause_subject
 from langchain_tiered_memory.write.learned.models import LearnedModels
 from langchain_tiered_memory.write.rules import find_facts, find_statements
@@ -119,6 +119,7 @@ class LinkedRulesExtractor(LearnedExtractor):
             if len(self._said_change) > 4096:  # facts never offered for a link
                 self._said_change.clear()
             self._said_change.update((f.source_turn, f.content) for f in facts)
+        statements: list[Candidate] = []
         for statement in find_statements(text):
             clause = clean_clause(statement)
             words = len(clause.split()) if clause.isascii() else len(clause)
@@ -127,7 +128,7 @@ class LinkedRulesExtractor(LearnedExtractor):
             if _asks(clause):  # a request states nothing
                 continue
             held = fact_time(clause, said_at) if said_at is not None else None
-            facts.append(
+            statements.append(
                 Candidate(
                     subject=clause_subject(clause),
                     content=clause,
@@ -141,7 +142,11 @@ class LinkedRulesExtractor(LearnedExtractor):
                     reason=STATEMENT,
                 )
             )
-        return facts
+        # an ending is offered after the message's other statements, so it never ends
+        # what the same message replaces ("Handed in my badge at Barclays; I start at
+        # Monzo on Monday": the new job supersedes the old, and the ending then finds
+        # nothing older to end)
+        return facts + sorted(statements, key=lambda c: is_ending(c.content))
 
     def supersedes(  # type: ignore[override]
         self, fact: Candidate, current: Sequence[CoreFact]

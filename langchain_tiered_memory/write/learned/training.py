@@ -40,7 +40,7 @@ from langchain_tiered_memory.embeddings.logistic import (
     predict_proba,
     predict_softmax,
 )
-from langchain_tiered_memory.write.learned.cues import clause_cues, pair_cues
+from langchain_tiered_memory.write.learned.cues import PAIR_CUES, clause_cues, pair_cues
 
 logger = logging.getLogger(__name__)
 
@@ -53,6 +53,7 @@ __all__ = [
     "attribute_group",
     "clause_examples",
     "clause_features",
+    "ending_examples",
     "fit_models",
     "load_data",
     "pair_examples",
@@ -80,6 +81,12 @@ class PairExample:
     label: int
     lang: str
     attribute: str
+    #: ``value`` (a new value of the same single-valued attribute; ``value_many``:
+    #: of a many-valued one), ``other`` (another attribute's
+    #: statement), ``ending`` (the same attribute ended, naming the value;
+    #: ``ending_unnamed``: "we broke up"), ``other_ending`` (another
+    #: attribute ended), ``ending_other`` (another value of a many-valued attribute ended)
+    kind: str = "value"
 
 
 @dataclass(frozen=True)
@@ -123,8 +130,8 @@ def attribute_group(name: str, spec: dict[str, Any]) -> str:
 
 
 def attribute_examples(split: str) -> list[AttributeExample]:
-    """Every current and later wording of every attribute of ``split`` with each of
-    its values, labelled with the attribute's group."""
+    """Every current, later and ending wording of every attribute of ``split`` with
+    each of its values, labelled with the attribute's group."""
     return [
         AttributeExample(
             template.replace("{v}", value),
@@ -134,7 +141,7 @@ def attribute_examples(split: str) -> list[AttributeExample]:
         )
         for lang, attributes in load_data("pairs.json")[split].items()
         for name, spec in sorted(attributes.items())
-        for template in (*spec["current"], *spec["later"])
+        for template in (*spec["current"], *spec["later"], *spec.get("ending", ()))
         for value in spec["values"]
     ]
 
@@ -142,7 +149,7 @@ def attribute_examples(split: str) -> list[AttributeExample]:
 def pair_examples(split: str, *, per_attribute: int = 16, seed: int = 31) -> list[PairExample]:
     """Pairs of ``split``: per attribute, ``per_attribute`` pairs of two different
     values (1 if the attribute is single-valued, else 0) and as many pairs with
-    another attribute's statement (0)."""
+    another attribute's statement (0); then the endings (:func:`ending_examples`)."""
     rng = random.Random(seed)
     out: list[PairExample] = []
     for lang, attributes in load_data("pairs.json")[split].items():
@@ -159,6 +166,7 @@ def pair_examples(split: str, *, per_attribute: int = 16, seed: int = 31) -> lis
                         int(spec["single_valued"]),
                         lang,
                         name,
+                        "value" if spec["single_valued"] else "value_many",
                     )
                 )
             for _ in range(per_attribute):
@@ -170,6 +178,73 @@ def pair_examples(split: str, *, per_attribute: int = 16, seed: int = 31) -> lis
                         0,
                         lang,
                         name,
+                        "other",
+                    )
+                )
+    return out + ending_examples(split, per_attribute=per_attribute // 2, seed=seed)
+
+
+def ending_examples(split: str, *, per_attribute: int = 8, seed: int = 31) -> list[PairExample]:
+    """The ending pairs of ``split`` (drawn after the value pairs, with a generator of
+    their own, so those stay as they were): per attribute with ``ending`` wordings,
+    ``per_attribute`` pairs of a current fact and an ending of the same value, or one
+    naming none (1, many-valued or not: "we rehomed Biscuit" ends that pet), half as
+    many of another value's ending for a many-valued attribute (0: another pet), and
+    ``per_attribute`` pairs with another attribute's ending (0).
+
+    Example:
+        >>> pairs = ending_examples("train", per_attribute=2)
+        >>> sorted({e.kind for e in pairs})
+        ['ending', 'ending_other', 'ending_unnamed', 'other_ending']
+        >>> pairs == ending_examples("train", per_attribute=2)
+        True
+    """
+    rng = random.Random(f"endings:{seed}")
+    out: list[PairExample] = []
+    for lang, attributes in load_data("pairs.json")[split].items():
+        names = sorted(attributes)
+        ending = [n for n in names if attributes[n].get("ending")]
+        for name in ending:
+            spec = attributes[name]
+            values = spec["values"]
+            for _ in range(per_attribute):
+                value = rng.choice(values)
+                current, said = rng.choice(spec["current"]), rng.choice(spec["ending"])
+                out.append(
+                    PairExample(
+                        current.replace("{v}", value),
+                        said.replace("{v}", value),
+                        1,
+                        lang,
+                        name,
+                        "ending" if "{v}" in said else "ending_unnamed",
+                    )
+                )
+            naming = [t for t in spec["ending"] if "{v}" in t]
+            for _ in range(0 if spec["single_valued"] or not naming else per_attribute // 2):
+                old, other = rng.sample(values, 2)
+                out.append(
+                    PairExample(
+                        rng.choice(spec["current"]).replace("{v}", old),
+                        rng.choice(naming).replace("{v}", other),
+                        0,
+                        lang,
+                        name,
+                        "ending_other",
+                    )
+                )
+            for _ in range(per_attribute if len(ending) > 1 else 0):
+                other_spec = attributes[rng.choice([n for n in ending if n != name])]
+                out.append(
+                    PairExample(
+                        rng.choice(spec["current"]).replace("{v}", rng.choice(values)),
+                        rng.choice(other_spec["ending"]).replace(
+                            "{v}", rng.choice(other_spec["values"])
+                        ),
+                        0,
+                        lang,
+                        name,
+                        "other_ending",
                     )
                 )
     return out
@@ -197,6 +272,8 @@ PAIR_FEATURES: tuple[str, ...] = (
     "change_word",
     "shared_words",
     "both_numbers",
+    "ending_word",
+    "ends_same",
 )
 
 
@@ -209,15 +286,20 @@ def pair_features(
 ) -> np.ndarray:
     """One row per pair (:data:`PAIR_FEATURES`): the probability that both are about
     the same single-valued attribute (``single`` names those groups) and the same
-    many-valued one, from the attribute model over their embeddings, and the
+    many-valued one, from the attribute model over their embeddings, the
     pair's word cues (:func:`.cues.pair_cues`: a change word in the later one,
-    the words they share, numbers in both)."""
+    the words they share, numbers in both, an ending word in the later one),
+    and the ending word times the probability that both are about the same
+    attribute (an ending of that attribute ends it, many-valued or not)."""
     a = predict_softmax(attributes, _embedded(embeddings, current))
     b = predict_softmax(attributes, _embedded(embeddings, later))
     mask = np.array([c in set(single) for c in attributes.classes], dtype=np.float64)
     both = a * b
-    cues = np.array([pair_cues(c, n) for c, n in zip(current, later, strict=True)])
-    return np.column_stack([both @ mask, both @ (1 - mask), cues])
+    cues = np.array(
+        [pair_cues(c, n) for c, n in zip(current, later, strict=True)], dtype=np.float64
+    ).reshape(len(current), len(PAIR_CUES))
+    same = both.sum(axis=1)
+    return np.column_stack([both @ mask, both @ (1 - mask), cues, cues[:, -1] * same])
 
 
 def single_groups(split: str = "train") -> list[str]:
@@ -297,11 +379,42 @@ def fit_models(embeddings: Embeddings) -> tuple[dict[str, Any], dict[str, Any]]:
         steps=1500,
     )
     report["link"] = {
+        "check": _link_check(embeddings, attributes, single),
         "pairs": len(pairs),
         "features": list(PAIR_FEATURES),
         "weights": [round(float(w / s), 3) for w, s in zip(link.weights, link.scale, strict=False)],
     }
     return {"about_user": about, "attribute": attributes, "link": link, "single": single}, report
+
+
+def _link_check(embeddings: Embeddings, attributes: Softmax, single: list[str]) -> dict[str, Any]:
+    """The linker fitted on the ``train`` pairs alone and scored on the ``check``
+    pairs: all of them, and by kind (a new value, an ending)."""
+    train, check = pair_examples("train"), pair_examples("check")
+
+    def features(pairs: list[PairExample]) -> np.ndarray:
+        return pair_features(
+            embeddings, attributes, single, [e.current for e in pairs], [e.later for e in pairs]
+        )
+
+    link = fit_logistic(features(train), np.array([e.label for e in train]), l2=1.0, steps=1500)
+    p = predict_proba(link, features(check))
+    y = np.array([e.label for e in check])
+    kinds = np.array([e.kind for e in check])
+    out: dict[str, Any] = {
+        "train": len(train),
+        "check": len(check),
+        "by_threshold": [_scores(p, y, t) for t in (0.4, 0.7)],
+    }
+    for kind in sorted(set(kinds)):
+        at = kinds == kind
+        out[kind] = {
+            "pairs": int(at.sum()),
+            "label": int(y[at][0]),
+            "at_0.4": round(float((p[at] >= 0.4).mean()), 3),
+            "at_0.7": round(float((p[at] >= 0.7).mean()), 3),
+        }
+    return out
 
 
 def main(argv: Sequence[str] = ()) -> None:  # pragma: no cover - a maintenance script

@@ -56,7 +56,7 @@ _QUESTION_START = re.compile(
     r"^(?:(?:ok(?:ay)?|so|and|but|also|anyway|now|well|hey|hi|quick question|first "
     r"(?:question|thing)|one more thing|question),?:?\s+)*(?:what|what's|whats|when|where|"
     r"which|who|whom|whose|why|how|do|does|did|is|are|was|were|am|isn't|aren't|can(?!'t)|"
-    r"could|should|shall|would|will|may|might|have|has|had|any)\b",
+    r"could|should|shall|would|will|may|might|have(?! to\b)|has(?! to\b)|had(?! to\b)|any)\b",
     re.I,
 )
 _POLITE_REQUEST = re.compile(
