@@ -224,138 +224,6 @@ def test_bench_facts_cli(tmp_path: Path) -> None:
     assert report["core_hit"] == 1.0
 
 
-def test_blind_r3_file_loads_with_the_counts_the_readme_gives() -> None:
-    """The round-3 blind file loads and has the kinds and languages benchmarks/README.md states."""
-    from collections import Counter
-
-    path = Path(__file__).parents[1] / "tiered_memory_bench" / "data" / "facts_blind_r3.json"
-    items = load_facts(path)
-    assert len(items) == 161
-    assert len({item.id for item in items}) == 161
-    assert Counter(item.kind for item in items) == {"fact": 60, "update": 41, "non_fact": 60}
-    assert Counter(item.lang for item in items) == {"en": 97, "zh": 64}
-    assert Counter((item.kind, item.lang) for item in items) == {
-        ("fact", "en"): 36,
-        ("update", "en"): 25,
-        ("non_fact", "en"): 36,
-        ("fact", "zh"): 24,
-        ("update", "zh"): 16,
-        ("non_fact", "zh"): 24,
-    }
-    for item in items:
-        # every update names the old value, every non-fact what must not be stored
-        assert item.stale if item.kind == "update" else True, item.id
-        assert item.forbid if item.kind == "non_fact" else True, item.id
-        # the later question never carries a check string itself
-        assert not any(s in item.question.lower() for s in item.checks()), item.id
-    filler = load_filler()
-    for item in items:  # the filler leaves turns to use for every item
-        pool = filler[item.lang]
-        assert any(not any(c in f"{q} {a}".lower() for c in item.checks()) for q, a in pool)
-
-
-def test_blind_r4_file_loads_with_the_counts_the_readme_gives() -> None:
-    """The round-4 blind file loads and has the kinds and languages benchmarks/README.md states."""
-    from collections import Counter
-
-    path = Path(__file__).parents[1] / "tiered_memory_bench" / "data" / "facts_blind_r4.json"
-    items = load_facts(path)
-    assert len(items) == 170
-    assert len({item.id for item in items}) == 170
-    assert Counter(item.kind for item in items) == {"fact": 62, "update": 45, "non_fact": 63}
-    assert Counter(item.lang for item in items) == {"en": 101, "zh": 69}
-    assert Counter((item.kind, item.lang) for item in items) == {
-        ("fact", "en"): 37,
-        ("update", "en"): 27,
-        ("non_fact", "en"): 37,
-        ("fact", "zh"): 25,
-        ("update", "zh"): 18,
-        ("non_fact", "zh"): 26,
-    }
-    for item in items:
-        said = " ".join(user for user, _ in item.turns).lower()
-        # every update names the old value, every non-fact what must not be stored
-        assert item.stale if item.kind == "update" else True, item.id
-        assert item.forbid if item.kind == "non_fact" else True, item.id
-        # what is expected or stale was said in the turns; the question carries no check string
-        assert all(s.lower() in said for s in (*item.expect, *item.stale)), item.id
-        assert not any(s in item.question.lower() for s in item.checks()), item.id
-    filler = load_filler()
-    for item in items:  # the filler leaves turns to use for every item
-        pool = filler[item.lang]
-        assert any(not any(c in f"{q} {a}".lower() for c in item.checks()) for q, a in pool)
-
-
-def test_blind_r5_file_loads_with_the_counts_the_readme_gives() -> None:
-    """The round-5 blind file loads and has the kinds and languages benchmarks/README.md states.
-
-    Only its shape is checked here (no extractor runs on it): it stays unrun until the lead's run.
-    """
-    from collections import Counter
-
-    path = Path(__file__).parents[1] / "tiered_memory_bench" / "data" / "facts_blind_r5.json"
-    items = load_facts(path)
-    assert len(items) == 170
-    assert len({item.id for item in items}) == 170
-    assert Counter(item.kind for item in items) == {"fact": 60, "update": 45, "non_fact": 65}
-    assert Counter(item.lang for item in items) == {"en": 100, "zh": 70}
-    assert Counter((item.kind, item.lang) for item in items) == {
-        ("fact", "en"): 35,
-        ("update", "en"): 27,
-        ("non_fact", "en"): 38,
-        ("fact", "zh"): 25,
-        ("update", "zh"): 18,
-        ("non_fact", "zh"): 27,
-    }
-    for item in items:
-        said = " ".join(user for user, _ in item.turns).lower()
-        # every update names the old value, every non-fact what must not be stored
-        assert item.stale if item.kind == "update" else True, item.id
-        assert item.forbid if item.kind == "non_fact" else True, item.id
-        # every check string was said in the turns; the question carries none of them
-        assert all(s.lower() in said for s in item.checks()), item.id
-        assert not any(s in item.question.lower() for s in item.checks()), item.id
-    filler = load_filler()
-    for item in items:  # the filler leaves turns to use for every item
-        pool = filler[item.lang]
-        assert any(not any(c in f"{q} {a}".lower() for c in item.checks()) for q, a in pool)
-
-
-def test_blind_r6_file_loads_with_the_counts_the_readme_gives() -> None:
-    """The round-6 blind file loads and has the kinds and languages benchmarks/README.md states.
-
-    Only its shape is checked here (no extractor runs on it): it stays unrun until the lead's run.
-    """
-    from collections import Counter
-
-    path = Path(__file__).parents[1] / "tiered_memory_bench" / "data" / "facts_blind_r6.json"
-    items = load_facts(path)
-    assert len(items) == 170
-    assert len({item.id for item in items}) == 170
-    assert Counter(item.kind for item in items) == {"fact": 60, "update": 45, "non_fact": 65}
-    assert Counter(item.lang for item in items) == {"en": 100, "zh": 70}
-    assert Counter((item.kind, item.lang) for item in items) == {
-        ("fact", "en"): 35,
-        ("update", "en"): 27,
-        ("non_fact", "en"): 38,
-        ("fact", "zh"): 25,
-        ("update", "zh"): 18,
-        ("non_fact", "zh"): 27,
-    }
-    for item in items:
-        said = " ".join(user for user, _ in item.turns).lower()
-        # every update names the old value, every non-fact what must not be stored
-        assert item.stale if item.kind == "update" else True, item.id
-        assert item.forbid if item.kind == "non_fact" else True, item.id
-        # every check string was said in the turns; the question carries none of them
-        assert all(s.lower() in said for s in item.checks()), item.id
-        assert not any(s in item.question.lower() for s in item.checks()), item.id
-    filler = load_filler()
-    for item in items:  # the filler leaves turns to use for every item
-        pool = filler[item.lang]
-        assert any(not any(c in f"{q} {a}".lower() for c in item.checks()) for q, a in pool)
-
-
 def test_each_offline_extractor_value_builds_its_extractor() -> None:
     """``--extractor`` of the facts bench: each offline value builds its extractor, with no
     model resolved (the learned models load lazily, on the first extraction)."""
@@ -369,34 +237,48 @@ def test_each_offline_extractor_value_builds_its_extractor() -> None:
     assert built["learned+own-words"].own_words
 
 
-def test_blind_r7_file_loads_with_the_counts_the_readme_gives() -> None:
-    """The round-7 blind file loads and has the kinds and languages benchmarks/README.md states.
+#: The blind files' items by (kind, language), as benchmarks/README.md gives them.
+_ROUND = {
+    ("fact", "en"): 35,
+    ("update", "en"): 27,
+    ("non_fact", "en"): 38,
+    ("fact", "zh"): 25,
+    ("update", "zh"): 18,
+    ("non_fact", "zh"): 27,
+}
+BLIND_FILES = {
+    "r3": {**_ROUND, ("fact", "en"): 36, ("update", "en"): 25, ("non_fact", "en"): 36,
+           ("fact", "zh"): 24, ("update", "zh"): 16, ("non_fact", "zh"): 24},
+    "r4": {**_ROUND, ("fact", "en"): 37, ("non_fact", "en"): 37, ("non_fact", "zh"): 26},
+    "r5": _ROUND,
+    "r6": _ROUND,
+    "r7": _ROUND,
+}  # fmt: skip
 
-    Only its shape is checked here (no extractor runs on it): it stays unrun until the lead's run.
+
+@pytest.mark.parametrize("name", sorted(BLIND_FILES))
+def test_a_blind_file_loads_with_the_counts_the_readme_gives(name: str) -> None:
+    """A blind file loads and has the kinds and languages benchmarks/README.md states.
+
+    Only its shape is checked here (no extractor runs on it): a new one stays unrun until
+    the lead's run.
     """
     from collections import Counter
 
-    path = Path(__file__).parents[1] / "tiered_memory_bench" / "data" / "facts_blind_r7.json"
+    path = Path(__file__).parents[1] / "tiered_memory_bench" / "data" / f"facts_blind_{name}.json"
     items = load_facts(path)
-    assert len(items) == 170
-    assert len({item.id for item in items}) == 170
-    assert Counter(item.kind for item in items) == {"fact": 60, "update": 45, "non_fact": 65}
-    assert Counter(item.lang for item in items) == {"en": 100, "zh": 70}
-    assert Counter((item.kind, item.lang) for item in items) == {
-        ("fact", "en"): 35,
-        ("update", "en"): 27,
-        ("non_fact", "en"): 38,
-        ("fact", "zh"): 25,
-        ("update", "zh"): 18,
-        ("non_fact", "zh"): 27,
-    }
+    counts = BLIND_FILES[name]
+    assert len(items) == len({item.id for item in items}) == sum(counts.values())
+    assert Counter((item.kind, item.lang) for item in items) == counts
     for item in items:
         said = " ".join(user for user, _ in item.turns).lower()
         # every update names the old value, every non-fact what must not be stored
         assert item.stale if item.kind == "update" else True, item.id
         assert item.forbid if item.kind == "non_fact" else True, item.id
-        # every check string was said in the turns; the question carries none of them
-        assert all(s.lower() in said for s in item.checks()), item.id
+        # what is checked was said in the turns (r3: not checked; r4: expect and stale);
+        # the question carries no check string
+        said_checks = {"r3": (), "r4": (*item.expect, *item.stale)}.get(name, item.checks())
+        assert all(s.lower() in said for s in said_checks), item.id
         assert not any(s in item.question.lower() for s in item.checks()), item.id
     filler = load_filler()
     for item in items:  # the filler leaves turns to use for every item
