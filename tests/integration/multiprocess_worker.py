@@ -5,7 +5,7 @@ Roles (all on one data directory):
 * ``writer USER THREAD TAG TURNS FACTS SHARED PAUSE`` - adds TURNS exchanges to
   its user's thread (PAUSE seconds apart) and FACTS facts, half of them to the
   user SHARED; prints
-  ``ack turn TAG N <time>`` / ``ack fact USER SUBJECT <time>`` after each
+  ``ack turn TAG N <time> <started>`` / ``ack fact USER SUBJECT <time> <started>`` after each
   call returns.
 * ``forgetter USERS ROUNDS`` - once every user has a thread, forgets each
   user ROUNDS times, printing
@@ -67,18 +67,20 @@ def writer(
         memory = store.memory(user, thread, context_window=1024)
         extra = store.memory(shared, f"{thread}-{tag}", context_window=1024)
         for n in range(turns):
+            started = time.time()
             memory.add_messages(
                 [
                     HumanMessage(f"{tag}q{n} tells about trains number {n} and lamps"),
                     AIMessage(f"{tag}a{n} noted the trains"),
                 ]
             )
-            say("ack", "turn", tag, n, time.time())
+            say("ack", "turn", tag, n, time.time(), started)
             if n < facts:
                 target = extra if n % 2 else memory
                 subject = f"{tag}-fact{n}"
+                started = time.time()
                 target.write_fact(CoreFact.new(subject, f"value {tag}{n}"))
-                say("ack", "fact", target.user_id, subject, time.time())
+                say("ack", "fact", target.user_id, subject, time.time(), started)
             if rng.random() < 0.2:
                 memory.recall(f"{tag}q{rng.randrange(n + 1)} trains")
             time.sleep(pause)

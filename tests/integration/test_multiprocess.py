@@ -67,14 +67,16 @@ def test_processes_share_one_directory_without_losing_or_resurrecting(tmp_path: 
     done.touch()
     searched = finish(searcher)
 
-    turn_acks: dict[str, list[tuple[int, float]]] = defaultdict(list)
-    fact_acks: dict[str, list[tuple[str, float]]] = defaultdict(list)
+    # (what, when the write returned, when it started): a write that started before a
+    # forget ended may be erased by it even when it returned after
+    turn_acks: dict[str, list[tuple[int, float, float]]] = defaultdict(list)
+    fact_acks: dict[str, list[tuple[str, float, float]]] = defaultdict(list)
     for tag, rows in lines.items():
         for row in rows:
             if row[:2] == ["ack", "turn"]:
-                turn_acks[tag].append((int(row[3]), float(row[4])))
+                turn_acks[tag].append((int(row[3]), float(row[4]), float(row[5])))
             elif row[:2] == ["ack", "fact"]:
-                fact_acks[row[2]].append((row[3], float(row[4])))
+                fact_acks[row[2]].append((row[3], float(row[4]), float(row[5])))
     last_forget = {row[1]: (float(row[2]), float(row[3])) for row in forgets}
     assert set(last_forget) == {"victim1", "victim2"} and len(forgets) == 6
 
@@ -95,20 +97,20 @@ def test_processes_share_one_directory_without_losing_or_resurrecting(tmp_path: 
         # 0 lost acknowledged turns, none stored twice (two processes on w3/w4's thread)
         for tag in ("w1", "w2", "w3", "w4"):
             assert len(turn_acks[tag]) == TURNS
-            for n, _ in turn_acks[tag]:
+            for n, _, _ in turn_acks[tag]:
                 assert text[owner[tag]].count(f"{tag}q{n} tells") == 1, (tag, n)
         # 0 lost acknowledged facts, from three processes writing one user's facts
         for user in ("u1", "u2", "shared"):
             stored = {f.subject for f in store.core(user).history()}
-            acked = {subject for subject, _ in fact_acks[user]}
+            acked = {subject for subject, _, _ in fact_acks[user]}
             assert acked and acked <= stored, sorted(acked - stored)[:5]
         assert len(fact_acks["shared"]) == FACTS // 2 * 2 + FACTS  # w1, w2 half; w3 all
         # forgotten users: nothing from before their last forget, everything after it
         everything = b"".join(p.read_bytes() for p in data.iterdir() if p.is_file())
         for tag in ("v1", "v2"):
             start, end = last_forget[owner[tag]]
-            before = [n for n, at in turn_acks[tag] if at < start]
-            after = [n for n, at in turn_acks[tag] if at > end]
+            before = [n for n, at, _ in turn_acks[tag] if at < start]
+            after = [n for n, _, began in turn_acks[tag] if began > end]
             assert before and after, (tag, len(before), len(after))
             for n in before:
                 assert f"{tag}q{n} tells" not in text[owner[tag]]
@@ -118,10 +120,10 @@ def test_processes_share_one_directory_without_losing_or_resurrecting(tmp_path: 
         for user in ("victim1", "victim2"):
             start, end = last_forget[user]
             stored = {f.subject for f in store.core(user).history()}
-            for subject, at in fact_acks[user]:
+            for subject, at, began in fact_acks[user]:
                 if at < start:
                     assert subject not in stored, subject
-                elif at > end:
+                elif began > end:
                     assert subject in stored, subject
         # dense and keyword recall agree on what exists, in a process opened first
         checked = [row[1] for row in searched if row[0] == "checked"]
